@@ -1,0 +1,330 @@
+package cas
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/zeebo/blake3"
+)
+
+// Options tune a Local store. The zero value is the production setting.
+type Options struct {
+	// WrapWriter, if set, wraps the writer of every new object file. Tests
+	// use it to inject failures and short writes (see castest.Faults).
+	WrapWriter func(io.Writer) io.Writer
+	// WrapReader, if set, wraps the reader of every object file read. Tests
+	// use it to flip bits on read.
+	WrapReader func(io.Reader) io.Reader
+}
+
+// Local is a Store kept in a directory of the local filesystem:
+//
+//	<dir>/objects/ab/cd/<64 hex digits>   one file per object
+//	<dir>/tmp/                            temp files, same filesystem
+//
+// It is safe for concurrent use by goroutines and by processes.
+type Local struct {
+	dir  string
+	opts Options
+
+	enc *zstd.Encoder // EncodeAll is safe for concurrent use
+	dec *zstd.Decoder // DecodeAll is safe for concurrent use
+
+	streamEnc sync.Pool // *zstd.Encoder for PutReader
+	streamDec sync.Pool // *zstd.Decoder for Open
+}
+
+var _ Store = (*Local)(nil)
+
+// dirMode is the mode of every directory of the store: private to the user.
+const dirMode = 0o700
+
+// objectMode makes objects read-only: they are never modified in place.
+const objectMode = 0o444
+
+// streamThreshold is the size up to which PutReader buffers the content and
+// stores it like Put. Larger content is streamed through a temp file.
+const streamThreshold = 1 << 20
+
+// Open opens (creating if needed) the store in dir. opts may be nil.
+func Open(dir string, opts *Options) (*Local, error) {
+	for _, d := range []string{dir, filepath.Join(dir, "objects"), filepath.Join(dir, "tmp")} {
+		if err := os.MkdirAll(d, dirMode); err != nil {
+			return nil, fmt.Errorf("open object store %s: %w", dir, err)
+		}
+	}
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)))
+	if err != nil {
+		return nil, err
+	}
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0))
+	if err != nil {
+		return nil, err
+	}
+	l := &Local{dir: dir, enc: enc, dec: dec}
+	if opts != nil {
+		l.opts = *opts
+	}
+	return l, nil
+}
+
+// Dir returns the directory the store lives in.
+func (l *Local) Dir() string { return l.dir }
+
+// Path returns the file that holds (or would hold) object h.
+func (l *Local) Path(h Hash) string {
+	x := h.Hex()
+	return filepath.Join(l.dir, "objects", x[0:2], x[2:4], x)
+}
+
+// TempDir returns the directory for temp files of this store.
+func (l *Local) TempDir() string { return filepath.Join(l.dir, "tmp") }
+
+func (l *Local) Has(h Hash) (bool, error) {
+	_, err := os.Lstat(l.Path(h))
+	if err == nil {
+		return true, nil
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return false, err
+}
+
+func (l *Local) Put(data []byte) (Hash, bool, error) {
+	h := Sum(data)
+	if ok, err := l.Has(h); err != nil || ok {
+		return h, false, err
+	}
+	codec, body := CodecRaw, data
+	if len(data) >= 64 {
+		c := l.enc.EncodeAll(data, make([]byte, 0, len(data)/2))
+		if pays(len(c), len(data)) {
+			codec, body = CodecZstd, c
+		}
+	}
+	hdr := header{codec: codec, size: uint64(len(data))}.encode()
+	isNew, err := l.writeObject(h, func(w io.Writer) error {
+		if err := writeFull(w, hdr[:]); err != nil {
+			return err
+		}
+		return writeFull(w, body)
+	})
+	return h, isNew, err
+}
+
+// pays reports whether compressing n bytes into c bytes is worth a codec:
+// it must save at least 1/16 of the size.
+func pays(c, n int) bool { return c < n-n/16 }
+
+func (l *Local) PutReader(r io.Reader) (Hash, bool, error) {
+	first := make([]byte, streamThreshold+1)
+	n, err := io.ReadFull(r, first)
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return l.Put(first[:n])
+	}
+	if err != nil {
+		return Hash{}, false, fmt.Errorf("store object: read content: %w", err)
+	}
+	first = first[:n]
+	// Decide the codec on the first chunk: if it does not compress, the
+	// rest of a large file (media, archives) rarely does either.
+	codec := CodecRaw
+	if pays(len(l.enc.EncodeAll(first, nil)), len(first)) {
+		codec = CodecZstd
+	}
+	hasher := blake3.New()
+	var size uint64
+	var sum Hash
+	f, tmp, err := l.createTemp()
+	if err != nil {
+		return Hash{}, false, err
+	}
+	werr := func() error {
+		w := l.wrapWriter(f)
+		// Header first with size 0; the real size is patched in below.
+		hdr := header{codec: codec}.encode()
+		if err := writeFull(w, hdr[:]); err != nil {
+			return err
+		}
+		bw := bufio.NewWriterSize(w, 256<<10)
+		var body io.Writer = bw
+		var zw *zstd.Encoder
+		if codec == CodecZstd {
+			zw = l.getStreamEncoder(bw)
+			body = zw
+		}
+		src := io.MultiReader(bytes.NewReader(first), r)
+		buf := make([]byte, 256<<10)
+		for {
+			n, rerr := src.Read(buf)
+			if n > 0 {
+				hasher.Write(buf[:n])
+				size += uint64(n)
+				if err := writeFull(body, buf[:n]); err != nil {
+					return err
+				}
+			}
+			if rerr == io.EOF {
+				break
+			}
+			if rerr != nil {
+				return fmt.Errorf("read content: %w", rerr)
+			}
+		}
+		if zw != nil {
+			if err := zw.Close(); err != nil {
+				return err
+			}
+			l.streamEnc.Put(zw)
+		}
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+		hdr = header{codec: codec, size: size}.encode()
+		if _, err := f.WriteAt(hdr[:], 0); err != nil {
+			return err
+		}
+		copy(sum[:], hasher.Sum(nil))
+		return nil
+	}()
+	if werr != nil {
+		f.Close()
+		os.Remove(tmp)
+		return Hash{}, false, fmt.Errorf("store object: %w", werr)
+	}
+	isNew, err := l.commitTemp(f, tmp, sum)
+	return sum, isNew, err
+}
+
+func (l *Local) getStreamEncoder(w io.Writer) *zstd.Encoder {
+	if e, ok := l.streamEnc.Get().(*zstd.Encoder); ok {
+		e.Reset(w)
+		return e
+	}
+	e, err := zstd.NewWriter(w, zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		panic(err) // only invalid options fail
+	}
+	return e
+}
+
+// writeObject writes a new object through a temp file. write must produce
+// the complete object file (header and body).
+func (l *Local) writeObject(h Hash, write func(io.Writer) error) (bool, error) {
+	f, tmp, err := l.createTemp()
+	if err != nil {
+		return false, err
+	}
+	if err := write(l.wrapWriter(f)); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return false, fmt.Errorf("store object %s: %w", h, err)
+	}
+	return l.commitTemp(f, tmp, h)
+}
+
+func (l *Local) wrapWriter(f *os.File) io.Writer {
+	if l.opts.WrapWriter != nil {
+		return l.opts.WrapWriter(f)
+	}
+	return f
+}
+
+func (l *Local) createTemp() (*os.File, string, error) {
+	var rnd [12]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return nil, "", err
+	}
+	tmp := filepath.Join(l.dir, "tmp", "obj-"+hex.EncodeToString(rnd[:]))
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, "", fmt.Errorf("store object: create temp file: %w", err)
+	}
+	return f, tmp, nil
+}
+
+// commitTemp makes the temp file durable and publishes it as object h:
+// fsync, read-only, link into objects/ (which fails if the object exists,
+// so a concurrent writer of the same content wins harmlessly), fsync the
+// shard directory, remove the temp name.
+func (l *Local) commitTemp(f *os.File, tmp string, h Hash) (isNew bool, err error) {
+	defer os.Remove(tmp)
+	if err := f.Chmod(objectMode); err != nil {
+		f.Close()
+		return false, fmt.Errorf("store object %s: %w", h, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return false, fmt.Errorf("store object %s: fsync: %w", h, err)
+	}
+	if err := f.Close(); err != nil {
+		return false, fmt.Errorf("store object %s: %w", h, err)
+	}
+	final := l.Path(h)
+	shard := filepath.Dir(final)
+	if err := l.mkdirDurable(shard); err != nil {
+		return false, fmt.Errorf("store object %s: %w", h, err)
+	}
+	if err := os.Link(tmp, final); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return false, nil
+		}
+		return false, fmt.Errorf("store object %s: %w", h, err)
+	}
+	if err := syncDir(shard); err != nil {
+		return false, fmt.Errorf("store object %s: fsync %s: %w", h, shard, err)
+	}
+	return true, nil
+}
+
+// mkdirDurable creates the two shard levels if needed and fsyncs the parent
+// of each directory it created.
+func (l *Local) mkdirDurable(shard string) error {
+	if _, err := os.Stat(shard); err == nil {
+		return nil
+	}
+	parent := filepath.Dir(shard)
+	for _, d := range []string{parent, shard} {
+		err := os.Mkdir(d, dirMode)
+		if err == nil {
+			if err := syncDir(filepath.Dir(d)); err != nil {
+				return err
+			}
+		} else if !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+func writeFull(w io.Writer, b []byte) error {
+	n, err := w.Write(b)
+	if err != nil {
+		return err
+	}
+	if n != len(b) {
+		return io.ErrShortWrite
+	}
+	return nil
+}

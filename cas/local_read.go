@@ -1,0 +1,254 @@
+package cas
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/zeebo/blake3"
+)
+
+func (l *Local) openFile(h Hash) (*os.File, io.Reader, error) {
+	f, err := os.Open(l.Path(h))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, fmt.Errorf("object %s: %w", h, ErrNotFound)
+		}
+		return nil, nil, fmt.Errorf("object %s: %w", h, err)
+	}
+	var r io.Reader = f
+	if l.opts.WrapReader != nil {
+		r = l.opts.WrapReader(f)
+	}
+	return f, r, nil
+}
+
+// corrupt wraps ErrCorrupt with the object's name and file.
+func (l *Local) corrupt(h Hash, why error) error {
+	return fmt.Errorf("object %s (%s): %w", h, l.Path(h), why)
+}
+
+func (l *Local) Get(h Hash) ([]byte, error) {
+	f, r, err := l.openFile(h)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var raw []byte
+	if st, err := f.Stat(); err == nil && st.Size() < 1<<40 {
+		raw = make([]byte, 0, st.Size()+1) // +1: io.ReadAll-style EOF probe without regrowth
+	}
+	raw, err = readAll(r, raw)
+	if err != nil {
+		return nil, fmt.Errorf("object %s: %w", h, err)
+	}
+	hdr, err := decodeHeader(raw)
+	if err != nil {
+		return nil, l.corrupt(h, err)
+	}
+	body := raw[headerSize:]
+	var data []byte
+	switch hdr.codec {
+	case CodecRaw:
+		data = body
+	case CodecZstd:
+		// Preallocate from the header, but never trust it for more than a
+		// bounded amount: a corrupt header must not cost a huge allocation.
+		capHint := min(hdr.size, 64<<20)
+		data, err = l.dec.DecodeAll(body, make([]byte, 0, capHint))
+		if err != nil {
+			return nil, l.corrupt(h, fmt.Errorf("%w: %v", ErrCorrupt, err))
+		}
+	}
+	if uint64(len(data)) != hdr.size {
+		return nil, l.corrupt(h, fmt.Errorf("%w: content is %d bytes, header says %d", ErrCorrupt, len(data), hdr.size))
+	}
+	if Sum(data) != h {
+		return nil, l.corrupt(h, fmt.Errorf("%w: content does not hash to its name", ErrCorrupt))
+	}
+	return data, nil
+}
+
+func (l *Local) Open(h Hash) (io.ReadCloser, error) {
+	f, r, err := l.openFile(h)
+	if err != nil {
+		return nil, err
+	}
+	br := bufio.NewReaderSize(r, 256<<10)
+	var hb [headerSize]byte
+	if _, err := io.ReadFull(br, hb[:]); err != nil {
+		f.Close()
+		return nil, l.corrupt(h, fmt.Errorf("%w: short header", ErrCorrupt))
+	}
+	hdr, err := decodeHeader(hb[:])
+	if err != nil {
+		f.Close()
+		return nil, l.corrupt(h, err)
+	}
+	v := &verifier{l: l, h: h, f: f, want: hdr.size, hasher: blake3.New()}
+	switch hdr.codec {
+	case CodecRaw:
+		v.body = br
+	case CodecZstd:
+		d := l.getStreamDecoder()
+		if err := d.Reset(br); err != nil {
+			f.Close()
+			return nil, l.corrupt(h, fmt.Errorf("%w: %v", ErrCorrupt, err))
+		}
+		v.dec, v.body = d, d
+	}
+	return v, nil
+}
+
+func (l *Local) getStreamDecoder() *zstd.Decoder {
+	if d, ok := l.streamDec.Get().(*zstd.Decoder); ok {
+		return d
+	}
+	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
+	if err != nil {
+		panic(err) // only invalid options fail
+	}
+	return d
+}
+
+// verifier streams an object's content and checks size and hash at the end.
+type verifier struct {
+	l      *Local
+	h      Hash
+	f      *os.File
+	dec    *zstd.Decoder
+	body   io.Reader
+	hasher *blake3.Hasher
+	n      uint64
+	want   uint64
+	err    error
+}
+
+func (v *verifier) Read(p []byte) (int, error) {
+	if v.err != nil {
+		return 0, v.err
+	}
+	n, err := v.body.Read(p)
+	v.n += uint64(n)
+	v.hasher.Write(p[:n])
+	if v.n > v.want {
+		v.err = v.l.corrupt(v.h, fmt.Errorf("%w: content longer than its header says", ErrCorrupt))
+		return 0, v.err
+	}
+	if err == io.EOF {
+		var got Hash
+		copy(got[:], v.hasher.Sum(nil))
+		switch {
+		case v.n != v.want:
+			v.err = v.l.corrupt(v.h, fmt.Errorf("%w: content is %d bytes, header says %d", ErrCorrupt, v.n, v.want))
+		case got != v.h:
+			v.err = v.l.corrupt(v.h, fmt.Errorf("%w: content does not hash to its name", ErrCorrupt))
+		default:
+			v.err = io.EOF
+		}
+		return n, v.err
+	}
+	if err != nil {
+		if v.dec != nil {
+			err = v.l.corrupt(v.h, fmt.Errorf("%w: %v", ErrCorrupt, err))
+		}
+		v.err = err
+	}
+	return n, err
+}
+
+func (v *verifier) Close() error {
+	if v.dec != nil {
+		v.dec.Reset(nil)
+		v.l.streamDec.Put(v.dec)
+		v.dec = nil
+	}
+	return v.f.Close()
+}
+
+func (l *Local) Stat(h Hash) (Info, error) {
+	f, r, err := l.openFile(h)
+	if err != nil {
+		return Info{}, err
+	}
+	defer f.Close()
+	return l.statOpen(h, f, r)
+}
+
+func (l *Local) statOpen(h Hash, f *os.File, r io.Reader) (Info, error) {
+	var hb [headerSize]byte
+	if _, err := io.ReadFull(r, hb[:]); err != nil {
+		return Info{}, l.corrupt(h, fmt.Errorf("%w: short header", ErrCorrupt))
+	}
+	hdr, err := decodeHeader(hb[:])
+	if err != nil {
+		return Info{}, l.corrupt(h, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return Info{}, err
+	}
+	return Info{Hash: h, Size: int64(hdr.size), Stored: st.Size(), Codec: hdr.codec}, nil
+}
+
+// Walk visits every object. An object whose header does not decode is
+// reported to fn with Codec 0 and Size -1 so that verification can flag it.
+func (l *Local) Walk(fn func(Info) error) error {
+	root := filepath.Join(l.dir, "objects")
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		name := d.Name()
+		h, perr := ParseHash(hashPrefix + name)
+		if perr != nil || !strings.HasSuffix(filepath.Dir(path), filepath.Join(name[0:2], name[2:4])) {
+			return nil // not an object name: ignore stray files
+		}
+		info, err := l.Stat(h)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) {
+				return err
+			}
+			info = Info{Hash: h, Size: -1}
+		}
+		return fn(info)
+	})
+}
+
+func (l *Local) Delete(h Hash) error {
+	p := l.Path(h)
+	if err := os.Remove(p); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("object %s: %w", h, ErrNotFound)
+		}
+		return fmt.Errorf("delete object %s: %w", h, err)
+	}
+	return syncDir(filepath.Dir(p))
+}
+
+// readAll is io.ReadAll into a caller-sized buffer, so reading a file whose
+// size is known costs one allocation.
+func readAll(r io.Reader, b []byte) ([]byte, error) {
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return b, err
+		}
+	}
+}

@@ -1,0 +1,248 @@
+// Package index is ckfs's file timeline: the append-only JSONL log of
+// window boundaries and file images (snapshots.jsonl), its single writer,
+// its streaming reader, and the pure functions over it (StateAt, window
+// listing). It knows records, not FUSE, and imports nothing else of ckfs;
+// hashes are carried as their "blake3:<hex>" strings.
+//
+// docs/format.md is the normative description of every record kind.
+package index
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Version is the record format version this package writes and reads.
+const Version = 1
+
+// ErrVersion means a record has a format version this ckfs does not know.
+var ErrVersion = errors.New("unknown record format version")
+
+// Kind is the kind of a timeline record.
+type Kind string
+
+// The record kinds; docs/format.md describes each.
+const (
+	KindOpen    Kind = "open"    // a tool-call window starts
+	KindClose   Kind = "close"   // a tool-call window ends
+	KindBefore  Kind = "before"  // pre-image, first mutation of a path in a window
+	KindAfter   Kind = "after"   // post-image
+	KindSkip    Kind = "skip"    // the path changed but its content was not stored
+	KindOutside Kind = "outside" // a change made while no window was open
+	KindRewind  Kind = "rewind"  // a rewind happened; its images follow
+)
+
+// FileType is the type of the file at a path.
+type FileType string
+
+// The file types.
+const (
+	TypeAbsent  FileType = "absent" // the path did not exist
+	TypeFile    FileType = "file"
+	TypeSymlink FileType = "symlink" // content is the link target
+	TypeDir     FileType = "dir"
+)
+
+// Image tells whether an outside record is a pre-image or a post-image.
+type Image string
+
+// The images of an outside record.
+const (
+	ImageBefore Image = "before"
+	ImageAfter  Image = "after"
+)
+
+// Hash is an object address in record form ("blake3:<64 hex digits>"); the
+// empty Hash is written as JSON null and means "no content".
+type Hash string
+
+var hashRE = regexp.MustCompile(`^blake3:[0-9a-f]{64}$`)
+
+// MarshalJSON writes the empty hash as null.
+func (h Hash) MarshalJSON() ([]byte, error) {
+	if h == "" {
+		return []byte("null"), nil
+	}
+	return []byte(`"` + string(h) + `"`), nil
+}
+
+// UnmarshalJSON reads null as the empty hash and checks the form.
+func (h *Hash) UnmarshalJSON(b []byte) error {
+	s := string(b)
+	if s == "null" {
+		*h = ""
+		return nil
+	}
+	if len(s) < 2 || s[0] != '"' || s[len(s)-1] != '"' || !hashRE.MatchString(s[1:len(s)-1]) {
+		return fmt.Errorf("hash %s: want null or \"blake3:<64 lowercase hex digits>\"", s)
+	}
+	*h = Hash(s[1 : len(s)-1])
+	return nil
+}
+
+// State is the state of one path: what a file image records.
+type State struct {
+	Hash  Hash     `json:"hash"`  // content (file bytes or link target); "" if none stored
+	Size  int64    `json:"size"`  // content size in bytes
+	MTime int64    `json:"mtime"` // modification time, ns since the epoch
+	Mode  uint32   `json:"mode"`  // permission bits with setuid/setgid/sticky (07777)
+	Type  FileType `json:"type"`
+}
+
+// Exists reports whether the state is of a path that exists.
+func (s State) Exists() bool { return s.Type != TypeAbsent }
+
+// SameContent reports whether a and b hold the same thing: type, content and
+// mode. Times are ignored.
+func (s State) SameContent(o State) bool {
+	return s.Type == o.Type && s.Hash == o.Hash && s.Mode == o.Mode && s.Size == o.Size
+}
+
+// Record is one line of the timeline. Which fields are set depends on Kind;
+// Validate checks the combination.
+type Record struct {
+	V      int       `json:"v"`
+	Seq    uint64    `json:"seq"`
+	Time   time.Time `json:"time"`
+	Kind   Kind      `json:"kind"`
+	Window string    `json:"window,omitempty"` // window id (rewind op id for a rewind's images)
+	Path   string    `json:"path,omitempty"`
+	*State           // set for before, after, skip, outside
+
+	Tool   string  `json:"tool,omitempty"`   // open: the tool that runs in the window
+	Label  string  `json:"label,omitempty"`  // open: free text
+	Reason string  `json:"reason,omitempty"` // skip: why the content was not stored
+	Image  Image   `json:"image,omitempty"`  // outside: before or after
+	Op     string  `json:"op,omitempty"`     // rewind: operation id
+	Target *uint64 `json:"target,omitempty"` // rewind: the checkpoint seq rewound to
+}
+
+// IsImage reports whether the record carries the state of a path.
+func (r *Record) IsImage() bool {
+	switch r.Kind {
+	case KindBefore, KindAfter, KindSkip, KindOutside:
+		return true
+	}
+	return false
+}
+
+// IsPreImage reports whether the record is the state of its path before a
+// change (a before record, or an outside record's before image).
+func (r *Record) IsPreImage() bool {
+	return r.Kind == KindBefore || (r.Kind == KindOutside && r.Image == ImageBefore)
+}
+
+// IsBoundary reports whether the record's seq is a checkpoint.
+func (r *Record) IsBoundary() bool {
+	return r.Kind == KindOpen || r.Kind == KindClose || r.Kind == KindRewind
+}
+
+// Validate checks that the record is well formed. Records that fail are
+// errors, never data.
+func (r *Record) Validate() error {
+	if r.V != Version {
+		return fmt.Errorf("%w %d (this ckfs reads version %d; upgrade ckfs to read this timeline)", ErrVersion, r.V, Version)
+	}
+	if r.Seq == 0 {
+		return errors.New("seq must be positive")
+	}
+	if r.Time.IsZero() {
+		return errors.New("time is missing")
+	}
+	switch r.Kind {
+	case KindOpen, KindClose:
+		if r.Window == "" {
+			return fmt.Errorf("%s record without window id", r.Kind)
+		}
+		if r.Path != "" || r.State != nil {
+			return fmt.Errorf("%s record must not carry a path", r.Kind)
+		}
+	case KindRewind:
+		if r.Op == "" || r.Target == nil {
+			return errors.New("rewind record needs op and target")
+		}
+		if r.Path != "" || r.State != nil {
+			return errors.New("rewind record must not carry a path")
+		}
+	case KindBefore, KindAfter, KindSkip, KindOutside:
+		if err := ValidatePath(r.Path); err != nil {
+			return err
+		}
+		if r.State == nil {
+			return fmt.Errorf("%s record for %q without state", r.Kind, r.Path)
+		}
+		if err := r.State.validate(r.Kind == KindSkip); err != nil {
+			return fmt.Errorf("%s record for %q: %w", r.Kind, r.Path, err)
+		}
+		switch r.Kind {
+		case KindBefore, KindAfter:
+			if r.Window == "" {
+				return fmt.Errorf("%s record for %q without window id", r.Kind, r.Path)
+			}
+		case KindSkip:
+			if r.Reason == "" {
+				return fmt.Errorf("skip record for %q without reason", r.Path)
+			}
+		case KindOutside:
+			if r.Window != "" {
+				return fmt.Errorf("outside record for %q inside window %q", r.Path, r.Window)
+			}
+			if r.Image != ImageBefore && r.Image != ImageAfter {
+				return fmt.Errorf("outside record for %q: image %q, want before or after", r.Path, r.Image)
+			}
+		}
+	default:
+		return fmt.Errorf("unknown record kind %q", r.Kind)
+	}
+	return nil
+}
+
+func (s *State) validate(skip bool) error {
+	if s.Mode&^0o7777 != 0 {
+		return fmt.Errorf("mode %o has bits beyond 07777", s.Mode)
+	}
+	if s.Size < 0 {
+		return fmt.Errorf("negative size %d", s.Size)
+	}
+	switch s.Type {
+	case TypeAbsent, TypeDir:
+		if s.Hash != "" {
+			return fmt.Errorf("%s has a content hash", s.Type)
+		}
+	case TypeFile, TypeSymlink:
+		if s.Hash == "" && !skip {
+			return fmt.Errorf("%s without content hash", s.Type)
+		}
+	default:
+		return fmt.Errorf("unknown file type %q", s.Type)
+	}
+	return nil
+}
+
+// ValidatePath checks that p is a path relative to the workspace root:
+// slash-separated, not empty, not absolute, no "." or ".." or empty
+// element, no NUL. Every path read from a record or journal passes here
+// before it is used.
+func ValidatePath(p string) error {
+	if p == "" {
+		return errors.New("empty path")
+	}
+	if strings.ContainsRune(p, 0) {
+		return fmt.Errorf("path %q contains NUL", p)
+	}
+	if strings.HasPrefix(p, "/") {
+		return fmt.Errorf("path %q is absolute", p)
+	}
+	for _, el := range strings.Split(p, "/") {
+		switch el {
+		case "":
+			return fmt.Errorf("path %q has an empty element", p)
+		case ".", "..":
+			return fmt.Errorf("path %q has a %q element", p, el)
+		}
+	}
+	return nil
+}

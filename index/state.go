@@ -1,0 +1,136 @@
+package index
+
+import "sort"
+
+// Entry is the state of one path at a checkpoint, as StateAt derives it.
+type Entry struct {
+	State
+	// Seq is the record the state comes from.
+	Seq uint64
+	// Kind is that record's kind.
+	Kind Kind
+	// Baseline is true when the state comes from the path's first pre-image
+	// after the checkpoint: the path was untouched since the mount until
+	// then (the lazy baseline).
+	Baseline bool
+	// Unknown is true when ckfs cannot say what the content was: the
+	// deciding record is a skip (Reason says why) or the path's first
+	// record after the checkpoint is not a pre-image.
+	Unknown bool
+	Reason  string
+}
+
+// StateAt returns the state of every recorded path at checkpoint seq.
+//
+// For each path, the image record with the greatest seq <= seq gives its
+// state. A path with no such record whose first record after seq is a
+// pre-image was unchanged from the mount until that record, so that
+// pre-image is its state (the lazy baseline: capture never walks the tree,
+// and a path's first pre-image is its baseline). Paths that were never
+// recorded are not in the result: ckfs knows nothing about them and a
+// rewind never touches them.
+//
+// records must be in seq order, as Load returns them. StateAt is pure.
+func StateAt(records []Record, seq uint64) map[string]Entry {
+	out := make(map[string]Entry)
+	decided := make(map[string]bool) // path has a record <= seq
+	for i := range records {
+		r := &records[i]
+		if !r.IsImage() {
+			continue
+		}
+		if r.Seq <= seq {
+			out[r.Path] = entryOf(r, false)
+			decided[r.Path] = true
+			continue
+		}
+		if decided[r.Path] {
+			continue
+		}
+		if _, seen := out[r.Path]; seen {
+			continue // already took the baseline from an earlier record
+		}
+		if r.IsPreImage() {
+			out[r.Path] = entryOf(r, true)
+		} else {
+			e := entryOf(r, true)
+			e.Unknown = true
+			if e.Reason == "" {
+				e.Reason = "no pre-image recorded before its first change"
+			}
+			out[r.Path] = e
+		}
+	}
+	return out
+}
+
+func entryOf(r *Record, baseline bool) Entry {
+	e := Entry{State: *r.State, Seq: r.Seq, Kind: r.Kind, Baseline: baseline}
+	if r.Kind == KindSkip {
+		e.Unknown = true
+		e.Reason = r.Reason
+	}
+	return e
+}
+
+// LastImage returns, for every recorded path, its last image record: what
+// ckfs last knew to be on disk.
+func LastImage(records []Record) map[string]*Record {
+	out := make(map[string]*Record)
+	for i := range records {
+		if records[i].IsImage() {
+			out[records[i].Path] = &records[i]
+		}
+	}
+	return out
+}
+
+// Window is one tool-call window of the timeline.
+type Window struct {
+	ID      string
+	Tool    string
+	Label   string
+	Open    *Record // the open record; its seq is the checkpoint "before W"
+	Close   *Record // nil while the window is open
+	Paths   []string
+	Skipped []string // paths with a skip record in the window
+}
+
+// Windows lists the windows of the timeline in the order they opened, each
+// with the sorted paths it touched.
+func Windows(records []Record) []Window {
+	var out []Window
+	byID := make(map[string]int)
+	paths := make(map[int]map[string]bool)
+	for i := range records {
+		r := &records[i]
+		switch r.Kind {
+		case KindOpen:
+			byID[r.Window] = len(out)
+			out = append(out, Window{ID: r.Window, Tool: r.Tool, Label: r.Label, Open: r})
+		case KindClose:
+			if j, ok := byID[r.Window]; ok {
+				out[j].Close = r
+			}
+		case KindBefore, KindAfter, KindSkip:
+			j, ok := byID[r.Window]
+			if !ok {
+				continue // a rewind's images carry its op id
+			}
+			if paths[j] == nil {
+				paths[j] = make(map[string]bool)
+			}
+			paths[j][r.Path] = true
+			if r.Kind == KindSkip {
+				out[j].Skipped = append(out[j].Skipped, r.Path)
+			}
+		}
+	}
+	for j, ps := range paths {
+		for p := range ps {
+			out[j].Paths = append(out[j].Paths, p)
+		}
+		sort.Strings(out[j].Paths)
+	}
+	return out
+}

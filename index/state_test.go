@@ -1,0 +1,277 @@
+package index
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// h returns a distinct well-formed hash for a small integer.
+func h(n int) Hash { return Hash(fmt.Sprintf("blake3:%064x", n)) }
+
+func file(n int) State  { return State{Hash: h(n), Size: int64(n), Mode: 0o644, Type: TypeFile} }
+func absent() State     { return State{Type: TypeAbsent} }
+func dir() State        { return State{Type: TypeDir, Mode: 0o755} }
+func link(n int) State  { return State{Hash: h(n), Size: 1, Mode: 0o777, Type: TypeSymlink} }
+func rec(seq uint64, k Kind, w, p string, s State) Record {
+	return Record{V: 1, Seq: seq, Time: t0, Kind: k, Window: w, Path: p, State: &s}
+}
+func boundary(seq uint64, k Kind, w string) Record {
+	return Record{V: 1, Seq: seq, Time: t0, Kind: k, Window: w}
+}
+
+func TestStateAtRules(t *testing.T) {
+	// Two windows: w1 edits a (1->2) and creates n; w2 edits a (2->3),
+	// deletes n, and first touches b (baseline 7). Then an outside edit of
+	// b (7->8) and a skipped big file.
+	recs := []Record{
+		boundary(1, KindOpen, "w1"),
+		rec(2, KindBefore, "w1", "a", file(1)),
+		rec(3, KindBefore, "w1", "n", absent()),
+		rec(4, KindAfter, "w1", "a", file(2)),
+		rec(5, KindAfter, "w1", "n", file(5)),
+		boundary(6, KindClose, "w1"),
+		boundary(7, KindOpen, "w2"),
+		rec(8, KindBefore, "w2", "a", file(2)),
+		rec(9, KindBefore, "w2", "n", file(5)),
+		rec(10, KindBefore, "w2", "b", file(7)),
+		rec(11, KindAfter, "w2", "a", file(3)),
+		rec(12, KindAfter, "w2", "n", absent()),
+		boundary(13, KindClose, "w2"),
+		{V: 1, Seq: 14, Time: t0, Kind: KindOutside, Path: "b", State: ptr(file(7)), Image: ImageBefore},
+		{V: 1, Seq: 15, Time: t0, Kind: KindOutside, Path: "b", State: ptr(file(8)), Image: ImageAfter},
+		boundary(16, KindOpen, "w3"),
+		{V: 1, Seq: 17, Time: t0, Kind: KindSkip, Window: "w3", Path: "big", State: &State{Type: TypeFile, Size: 1 << 30}, Reason: "over the size limit"},
+		boundary(18, KindClose, "w3"),
+	}
+	cases := []struct {
+		name string
+		seq  uint64
+		path string
+		want State
+		base bool
+		unk  bool
+	}{
+		{"before anything, a is its first pre-image", 0, "a", file(1), true, false},
+		{"new file did not exist before w1", 1, "n", absent(), true, false},
+		{"after w1", 6, "a", file(2), false, false},
+		{"after w1, n created", 6, "n", file(5), false, false},
+		{"b untouched until w2: lazy baseline", 6, "b", file(7), true, false},
+		{"before w2 is the open boundary", 7, "a", file(2), false, false},
+		{"after w2", 13, "a", file(3), false, false},
+		{"after w2, n deleted", 13, "n", absent(), false, false},
+		{"b after w2", 13, "b", file(7), false, false},
+		{"outside edit counts", 16, "b", file(8), false, false},
+		{"skipped file is unknown after", 18, "big", State{Type: TypeFile, Size: 1 << 30}, false, true},
+		{"skipped file is unknown before too", 0, "big", State{Type: TypeFile, Size: 1 << 30}, true, true},
+		{"target beyond the end", 1000, "a", file(3), false, false},
+	}
+	for _, c := range cases {
+		st := StateAt(recs, c.seq)
+		e, ok := st[c.path]
+		if !ok {
+			t.Errorf("%s: %q missing", c.name, c.path)
+			continue
+		}
+		if e.State != c.want || e.Baseline != c.base || e.Unknown != c.unk {
+			t.Errorf("%s: StateAt(%d)[%q] = %+v, want %+v baseline=%v unknown=%v", c.name, c.seq, c.path, e, c.want, c.base, c.unk)
+		}
+		if len(st) != 4 {
+			t.Errorf("%s: %d paths, want the 4 recorded", c.name, len(st))
+		}
+	}
+	// An after with no pre-image before it is unknown, not guessed.
+	odd := []Record{boundary(1, KindOpen, "w"), rec(2, KindAfter, "w", "x", file(1))}
+	if e := StateAt(odd, 1)["x"]; !e.Unknown {
+		t.Errorf("state from a lone after: %+v", e)
+	}
+	if len(StateAt(nil, 5)) != 0 {
+		t.Error("empty timeline has state")
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestWindows(t *testing.T) {
+	recs := []Record{
+		boundary(1, KindOpen, "w1"),
+		rec(2, KindBefore, "w1", "b", file(1)),
+		rec(3, KindBefore, "w1", "a", file(1)),
+		rec(4, KindAfter, "w1", "b", file(2)),
+		boundary(5, KindClose, "w1"),
+		boundary(6, KindOpen, "w2"),
+		{V: 1, Seq: 7, Time: t0, Kind: KindSkip, Window: "w2", Path: "big", State: &State{Type: TypeFile}, Reason: "size"},
+	}
+	ws := Windows(recs)
+	if len(ws) != 2 || ws[0].ID != "w1" || ws[0].Open.Seq != 1 || ws[0].Close.Seq != 5 || !slices.Equal(ws[0].Paths, []string{"a", "b"}) {
+		t.Fatalf("windows: %+v", ws)
+	}
+	if ws[1].Close != nil || !slices.Equal(ws[1].Skipped, []string{"big"}) {
+		t.Errorf("open window: %+v", ws[1])
+	}
+}
+
+// model is the property test's filesystem: the true state of every path,
+// with a recorder that writes records exactly as the capture layer does.
+type model struct {
+	cur      map[string]State
+	recs     []Record
+	recorded map[string]bool
+	snaps    map[uint64]map[string]State // state at each boundary
+	initial  map[string]State
+}
+
+func (m *model) add(r Record) uint64 {
+	r.V, r.Seq, r.Time = 1, uint64(len(m.recs)+1), t0
+	if r.State != nil {
+		m.recorded[r.Path] = true
+	}
+	m.recs = append(m.recs, r)
+	return r.Seq
+}
+
+func (m *model) snap(seq uint64) { m.snaps[seq] = maps.Clone(m.cur) }
+
+var modelPaths = []string{"a", "b", "d/c", "d/e", "link"}
+
+func (m *model) get(p string) State {
+	if s, ok := m.cur[p]; ok {
+		return s
+	}
+	return absent()
+}
+
+// genState draws the next state of a path.
+func genState(t *rapid.T) State {
+	switch rapid.IntRange(0, 5).Draw(t, "op") {
+	case 0:
+		return absent()
+	case 1:
+		return dir()
+	case 2:
+		return link(rapid.IntRange(100, 103).Draw(t, "target"))
+	case 3:
+		s := file(rapid.IntRange(1, 6).Draw(t, "content"))
+		s.Mode = 0o755 // chmod +x
+		return s
+	default:
+		return file(rapid.IntRange(1, 6).Draw(t, "content"))
+	}
+}
+
+// runModel plays random windows and outside edits and returns the model.
+func runModel(t *rapid.T) *model {
+	m := &model{cur: map[string]State{}, recorded: map[string]bool{}, snaps: map[uint64]map[string]State{}}
+	for _, p := range modelPaths {
+		if rapid.Bool().Draw(t, "exists-"+p) {
+			m.cur[p] = file(rapid.IntRange(1, 6).Draw(t, "init-"+p))
+		}
+	}
+	m.initial = maps.Clone(m.cur)
+	m.snap(0)
+	last := map[string]State{} // last recorded state of each path
+	steps := rapid.IntRange(1, 12).Draw(t, "steps")
+	for i := range steps {
+		if rapid.IntRange(0, 4).Draw(t, "outside") == 0 {
+			p := rapid.SampledFrom(modelPaths).Draw(t, "path")
+			before := m.get(p)
+			m.add(Record{Kind: KindOutside, Path: p, State: ptr(before), Image: ImageBefore})
+			m.cur[p] = genState(t)
+			m.add(Record{Kind: KindOutside, Path: p, State: ptr(m.get(p)), Image: ImageAfter})
+			last[p] = m.get(p)
+			continue
+		}
+		w := fmt.Sprintf("w%d", i)
+		m.snap(m.add(Record{Kind: KindOpen, Window: w}))
+		touched := map[string]bool{}
+		ops := rapid.IntRange(0, 6).Draw(t, "ops")
+		for range ops {
+			p := rapid.SampledFrom(modelPaths).Draw(t, "path")
+			if !touched[p] {
+				touched[p] = true
+				m.add(Record{Kind: KindBefore, Window: w, Path: p, State: ptr(m.get(p))})
+				last[p] = m.get(p)
+			}
+			m.cur[p] = genState(t)
+			if rapid.Bool().Draw(t, "release") { // last writable handle released
+				m.add(Record{Kind: KindAfter, Window: w, Path: p, State: ptr(m.get(p))})
+				last[p] = m.get(p)
+			}
+		}
+		for _, p := range slices.Sorted(maps.Keys(touched)) {
+			if last[p] != m.get(p) {
+				m.add(Record{Kind: KindAfter, Window: w, Path: p, State: ptr(m.get(p))})
+				last[p] = m.get(p)
+			}
+		}
+		m.snap(m.add(Record{Kind: KindClose, Window: w}))
+	}
+	return m
+}
+
+// checkStateAt compares stateAt with the model at every boundary.
+func checkStateAt(m *model, stateAt func([]Record, uint64) map[string]Entry) error {
+	for _, seq := range slices.Sorted(maps.Keys(m.snaps)) {
+		got := stateAt(m.recs, seq)
+		if len(got) != len(m.recorded) {
+			return fmt.Errorf("StateAt(%d) has %d paths, want the %d recorded", seq, len(got), len(m.recorded))
+		}
+		for p := range m.recorded {
+			want, ok := m.snaps[seq][p]
+			if !ok {
+				want = absent()
+			}
+			if got[p].State != want {
+				return fmt.Errorf("StateAt(%d)[%q] = %+v, want %+v", seq, p, got[p].State, want)
+			}
+		}
+	}
+	return nil
+}
+
+// TestStateAtProperty checks StateAt against a model filesystem at every
+// boundary of random sessions. Deleting the `r.Seq <= seq` comparison in
+// StateAt makes every path take its last record whatever the target, and
+// this property fails at once (TestCheckerCatchesMissingSeq proves it on
+// exactly that mutant).
+func TestStateAtProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		m := runModel(t)
+		for i := range m.recs {
+			if err := m.recs[i].Validate(); err != nil {
+				t.Fatalf("model wrote an invalid record: %v", err)
+			}
+		}
+		if err := checkStateAt(m, StateAt); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// stateAtWithoutSeq is StateAt with its seq comparison deleted: the failure
+// that turns every rewind into a silent no-op.
+func stateAtWithoutSeq(records []Record, _ uint64) map[string]Entry {
+	out := map[string]Entry{}
+	for i := range records {
+		if records[i].IsImage() {
+			out[records[i].Path] = entryOf(&records[i], false)
+		}
+	}
+	return out
+}
+
+func TestCheckerCatchesMissingSeq(t *testing.T) {
+	failures := 0
+	rapid.Check(t, func(t *rapid.T) {
+		m := runModel(t)
+		if checkStateAt(m, stateAtWithoutSeq) != nil {
+			failures++
+		}
+	})
+	if failures == 0 {
+		t.Fatal("the property check never caught StateAt without its seq comparison")
+	}
+}

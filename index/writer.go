@@ -1,0 +1,201 @@
+package index
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/gofrs/flock"
+)
+
+// File names inside a store directory.
+const (
+	TimelineFile = "snapshots.jsonl"
+	LockFile     = "lock"
+)
+
+// ErrLocked means another process holds the store's writer lock (a mounted
+// daemon or a rewind in progress).
+var ErrLocked = errors.New("store is locked by another ckfs process")
+
+// WriterOptions configure a Writer. The zero value is the production
+// setting.
+type WriterOptions struct {
+	// Clock gives record times; time.Now if nil. Tests inject their own.
+	Clock func() time.Time
+	// NoSync skips the fdatasync after each append. Only benchmarks and
+	// tests that measure something else may set it.
+	NoSync bool
+}
+
+// Repair describes what OpenWriter did to a timeline whose last append was
+// interrupted.
+type Repair struct {
+	Offset    int64 // where the torn line started; the file now ends here
+	TornBytes int64 // how many bytes were removed
+}
+
+func (r *Repair) String() string {
+	return fmt.Sprintf("removed a torn last line of %d bytes at offset %d (an append interrupted by a crash)", r.TornBytes, r.Offset)
+}
+
+// Writer is the single writer of a store's timeline. It holds the store's
+// lock until Close, assigns increasing seqs, and appends each batch of
+// records with one write followed by fdatasync: when Append returns, the
+// records are durable. Callers must make every object a record names
+// durable before appending the record (cas.Put does).
+type Writer struct {
+	mu   sync.Mutex
+	f    *os.File
+	lock *flock.Flock
+	seq  uint64
+	opts WriterOptions
+	buf  bytes.Buffer
+	path string
+	size int64 // file size: where the next append starts
+}
+
+// OpenWriter takes the store's lock in dir and opens its timeline for
+// appending, creating it if needed. If the last line is torn it is removed
+// and described in the returned Repair.
+func OpenWriter(dir string, opts WriterOptions) (*Writer, *Repair, error) {
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
+	lk := flock.New(filepath.Join(dir, LockFile))
+	ok, err := lk.TryLock()
+	if err != nil {
+		return nil, nil, fmt.Errorf("lock store %s: %w", dir, err)
+	}
+	if !ok {
+		return nil, nil, fmt.Errorf("%w (%s): unmount it or wait for the rewind to finish", ErrLocked, dir)
+	}
+	path := filepath.Join(dir, TimelineFile)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		lk.Unlock()
+		return nil, nil, fmt.Errorf("open timeline: %w", err)
+	}
+	w := &Writer{f: f, lock: lk, opts: opts, path: path}
+	rep, err := w.recover()
+	if err != nil {
+		f.Close()
+		lk.Unlock()
+		return nil, nil, err
+	}
+	return w, rep, nil
+}
+
+// tailWindow is how much of the end of the timeline recover reads to find
+// the last record. A single record is far smaller.
+const tailWindow = 1 << 20
+
+// recover finds the last complete record (for its seq) and truncates a
+// torn tail after it.
+func (w *Writer) recover() (*Repair, error) {
+	st, err := w.f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := st.Size()
+	start := max(0, size-tailWindow)
+	buf := make([]byte, size-start)
+	if _, err := w.f.ReadAt(buf, start); err != nil && err != io.EOF {
+		return nil, fmt.Errorf("read timeline %s: %w", w.path, err)
+	}
+	nl := bytes.LastIndexByte(buf, '\n')
+	if nl < 0 && start > 0 {
+		return nil, fmt.Errorf("timeline %s: the last %d bytes hold no complete record; run ckfs verify", w.path, tailWindow)
+	}
+	var rep *Repair
+	if end := start + int64(nl) + 1; end < size {
+		rep = &Repair{Offset: end, TornBytes: size - end}
+		if err := w.f.Truncate(end); err != nil {
+			return nil, fmt.Errorf("truncate torn tail of %s: %w", w.path, err)
+		}
+		if err := w.f.Sync(); err != nil {
+			return nil, err
+		}
+	}
+	w.size = start + int64(nl) + 1
+	if nl < 0 {
+		return rep, nil // empty timeline
+	}
+	lastLine := buf[:nl]
+	if i := bytes.LastIndexByte(lastLine, '\n'); i >= 0 {
+		lastLine = lastLine[i+1:]
+	}
+	rec, err := ParseRecord(lastLine)
+	if err != nil {
+		return nil, fmt.Errorf("timeline %s: last record is invalid: %w; run ckfs verify", w.path, err)
+	}
+	w.seq = rec.Seq
+	return rep, nil
+}
+
+// LastSeq returns the seq of the last record appended.
+func (w *Writer) LastSeq() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.seq
+}
+
+// Append assigns seq, time and version to recs, validates them and appends
+// them durably, in order, with one write. On error nothing is appended
+// (a partial write is truncated away) and the seqs are not consumed.
+func (w *Writer) Append(recs ...*Record) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f == nil {
+		return errors.New("timeline writer is closed")
+	}
+	now := w.opts.Clock().UTC()
+	w.buf.Reset()
+	seq := w.seq
+	for _, r := range recs {
+		seq++
+		r.V, r.Seq, r.Time = Version, seq, now
+		if err := r.Validate(); err != nil {
+			return fmt.Errorf("append %s record: %w", r.Kind, err)
+		}
+		b, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		w.buf.Write(b)
+		w.buf.WriteByte('\n')
+	}
+	if _, err := w.f.Write(w.buf.Bytes()); err != nil {
+		w.f.Truncate(w.size)
+		return fmt.Errorf("append to %s: %w", w.path, err)
+	}
+	if !w.opts.NoSync {
+		if err := datasync(w.f); err != nil {
+			return fmt.Errorf("sync %s: %w", w.path, err)
+		}
+	}
+	w.seq = seq
+	w.size += int64(w.buf.Len())
+	return nil
+}
+
+// Close releases the file and the store lock.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f == nil {
+		return nil
+	}
+	err := w.f.Close()
+	w.f = nil
+	if uerr := w.lock.Unlock(); err == nil {
+		err = uerr
+	}
+	return err
+}

@@ -1,0 +1,66 @@
+// Package archtest enforces the layering of DESIGN.md section 2: the store
+// packages know nothing of the layers above them, and capture knows nothing
+// of FUSE.
+package archtest
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/ckfs-dev/ckfs"
+
+// forbidden maps a package to the packages of this module it must never
+// import, directly or indirectly. "*" forbids every other package of the
+// module.
+var forbidden = map[string][]string{
+	"cas":     {"*"},
+	"index":   {"*"},
+	"capture": {"fusefs", "rewind", "cmd/ckfs"},
+	"fusefs":  {"rewind", "cmd/ckfs"},
+	"rewind":  {"fusefs", "capture", "cmd/ckfs"},
+}
+
+type pkg struct {
+	ImportPath string
+	Deps       []string
+}
+
+func TestLayering(t *testing.T) {
+	out, err := exec.Command("go", "list", "-json=ImportPath,Deps", module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	seen := map[string]bool{}
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		name := strings.TrimPrefix(p.ImportPath, module+"/")
+		rules, ok := forbidden[name]
+		if !ok {
+			continue
+		}
+		seen[name] = true
+		for _, d := range p.Deps {
+			dep, ours := strings.CutPrefix(d, module+"/")
+			if !ours {
+				continue
+			}
+			for _, f := range rules {
+				if f == "*" || dep == f || strings.HasPrefix(dep, f+"/") {
+					t.Errorf("%s imports %s: DESIGN.md section 2 forbids it", name, dep)
+				}
+			}
+		}
+	}
+	for _, must := range []string{"cas", "index"} {
+		if !seen[must] {
+			t.Errorf("package %s not found by go list", must)
+		}
+	}
+}
