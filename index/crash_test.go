@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -37,13 +38,24 @@ func TestCrashKill(t *testing.T) {
 		cmd := exec.Command(os.Args[0], "-test.run=TestCrashChild$")
 		cmd.Env = append(os.Environ(), "CKFS_CRASH_CHILD="+dir, "CKFS_CRASH_SEED="+strconv.Itoa(i))
 		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
+		cmd.Stderr = &out
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Duration(20+rng.IntN(80)) * time.Millisecond)
+		// Wait until the child is writing, then kill it at a random moment.
+		ready := make([]byte, 6)
+		if _, err := io.ReadFull(stdout, ready); err != nil || string(ready) != "ready\n" {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("kill %d: child did not start: %q %v: %s", i, ready, err, out.String())
+		}
+		time.Sleep(time.Duration(rng.IntN(100)) * time.Millisecond)
 		cmd.Process.Signal(syscall.SIGKILL)
-		err := cmd.Wait()
+		err = cmd.Wait()
 		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
 			t.Fatalf("kill %d: child was not killed (%v): %s", i, err, out.String())
 		}
@@ -126,6 +138,7 @@ func TestCrashChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	os.Stdout.WriteString("ready\n")
 	for i := 0; ; i++ {
 		win := fmt.Sprintf("c%d-%d", seed, i)
 		size := 1 + rng.IntN(64<<10)
