@@ -1,0 +1,475 @@
+// Package capture is ckfs's window state machine. It decides when a
+// pre-image or a post-image of a path is taken and writes the records; the
+// FUSE layer only tells it what is about to happen. It never reads the
+// workspace through the mount: images are read from the backing directory
+// through a Source.
+//
+// Periods. The timeline is cut into periods by boundaries (a window opens
+// or closes). In a period, the first mutating operation on a path records
+// its pre-image (a before record inside a window, an outside record with
+// image "before" when no window is open). The post-image is recorded when
+// the last writable handle on the path is released, and at the next
+// boundary for every path the period touched whose state differs from its
+// last record. Paths with writable handles still open at a boundary get a
+// fresh pre-image right after it, since their writes may reach the disk
+// without passing through the daemon (kernel passthrough, mmap).
+//
+// Capture cost is proportional to what is written: nothing is walked or
+// hashed at mount time, and untouched paths are never read (StateAt's lazy
+// baseline makes a path's first pre-image its baseline).
+package capture
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/ckfs-dev/ckfs/cas"
+	"github.com/ckfs-dev/ckfs/index"
+)
+
+// DefaultMaxFileSize is the largest file whose content is stored; larger
+// files get skip records.
+const DefaultMaxFileSize = 16 << 20
+
+// Errors returned to callers.
+var (
+	ErrWindowOpen     = errors.New("a window with this id is already open")
+	ErrNoWindow       = errors.New("no such open window")
+	ErrExclusiveClose = errors.New("recorder is closed")
+)
+
+// Options configure a Recorder.
+type Options struct {
+	Store    cas.Store
+	Timeline *index.Writer
+	Source   Source
+	// Excludes are glob patterns of paths not captured, in addition to
+	// DefaultExcludes.
+	Excludes []string
+	// MaxFileSize is the content size limit; DefaultMaxFileSize if zero.
+	MaxFileSize int64
+	// History is the timeline as it was when the recorder started; the
+	// last image of each path seeds what the recorder knows.
+	History []index.Record
+	Logger  *slog.Logger
+}
+
+// Recorder records pre- and post-images in windows. It is safe for
+// concurrent use; operations are serialized.
+type Recorder struct {
+	mu      sync.Mutex
+	store   cas.Store
+	tl      *index.Writer
+	src     Source
+	excl    *Excluder
+	maxSize int64
+	log     *slog.Logger
+	closed  bool
+
+	windows []openWindow           // open windows, oldest first; the last gets the writes
+	touched map[string]bool        // paths with a pre-image in the current period
+	last    map[string]index.State // last recorded state of each path
+	writers map[string]int         // open writable handles per path
+	stats   Stats
+}
+
+type openWindow struct {
+	id, tool, label string
+}
+
+// Stats counts what the recorder has done since it started.
+type Stats struct {
+	Windows      int   // windows opened
+	Records      int   // records appended
+	ObjectsNew   int   // objects stored that were not in the store
+	BytesStored  int64 // content bytes hashed and stored
+	Skipped      int   // skip records
+	CaptureError int   // failed captures (the operation was refused)
+}
+
+// New returns a Recorder.
+func New(o Options) (*Recorder, error) {
+	ex, err := NewExcluder(append(slices.Clone(DefaultExcludes), o.Excludes...))
+	if err != nil {
+		return nil, err
+	}
+	if o.MaxFileSize == 0 {
+		o.MaxFileSize = DefaultMaxFileSize
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	r := &Recorder{
+		store: o.Store, tl: o.Timeline, src: o.Source, excl: ex,
+		maxSize: o.MaxFileSize, log: o.Logger,
+		touched: map[string]bool{}, last: map[string]index.State{}, writers: map[string]int{},
+	}
+	for p, rec := range index.LastImage(o.History) {
+		r.last[p] = *rec.State
+	}
+	// A window left open by a crashed daemon is still open in the
+	// timeline; keep attributing writes to it until someone closes it.
+	for _, w := range index.Windows(o.History) {
+		if w.Close == nil {
+			r.windows = append(r.windows, openWindow{w.ID, w.Tool, w.Label})
+		}
+	}
+	return r, nil
+}
+
+// Excluded reports whether rel is outside capture.
+func (r *Recorder) Excluded(rel string) bool { return r.excl.Excluded(rel) }
+
+// Stats returns a copy of the counters.
+func (r *Recorder) Stats() Stats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stats
+}
+
+// OpenWindows returns the ids of the open windows, oldest first.
+func (r *Recorder) OpenWindows() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ids := make([]string, len(r.windows))
+	for i, w := range r.windows {
+		ids[i] = w.id
+	}
+	return ids
+}
+
+// current is the window id of the current period, "" outside windows.
+func (r *Recorder) current() string {
+	if len(r.windows) == 0 {
+		return ""
+	}
+	return r.windows[len(r.windows)-1].id
+}
+
+// OpenWindow opens a window: a boundary, after which writes belong to it.
+func (r *Recorder) OpenWindow(id, tool, label string) (uint64, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return 0, ErrExclusiveClose
+	}
+	if id == "" {
+		return 0, errors.New("window id is empty")
+	}
+	for _, w := range r.windows {
+		if w.id == id {
+			return 0, fmt.Errorf("%w: %s", ErrWindowOpen, id)
+		}
+	}
+	if err := r.flushPeriod(); err != nil {
+		return 0, err
+	}
+	rec := &index.Record{Kind: index.KindOpen, Window: id, Tool: tool, Label: label}
+	if err := r.append(rec); err != nil {
+		return 0, err
+	}
+	r.windows = append(r.windows, openWindow{id, tool, label})
+	r.stats.Windows++
+	return rec.Seq, r.startPeriod()
+}
+
+// CloseWindow closes the window id ("" closes the newest): a boundary.
+func (r *Recorder) CloseWindow(id string) (uint64, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return 0, ErrExclusiveClose
+	}
+	i := len(r.windows) - 1
+	if id != "" {
+		i = slices.IndexFunc(r.windows, func(w openWindow) bool { return w.id == id })
+	}
+	if i < 0 {
+		return 0, fmt.Errorf("%w: %q", ErrNoWindow, id)
+	}
+	id = r.windows[i].id
+	if err := r.flushPeriod(); err != nil {
+		return 0, err
+	}
+	rec := &index.Record{Kind: index.KindClose, Window: id}
+	if err := r.append(rec); err != nil {
+		return 0, err
+	}
+	r.windows = slices.Delete(r.windows, i, i+1)
+	return rec.Seq, r.startPeriod()
+}
+
+// Flush records the post-images of the current period (at unmount, or
+// before a rewind reads the timeline) without a boundary.
+func (r *Recorder) Flush() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.flushPeriod()
+}
+
+// Close flushes and stops the recorder; later calls fail.
+func (r *Recorder) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil
+	}
+	err := r.flushPeriod()
+	r.closed = true
+	return err
+}
+
+// flushPeriod appends an after image for every touched path whose state
+// differs from its last record.
+func (r *Recorder) flushPeriod() error {
+	paths := make([]string, 0, len(r.touched))
+	for p := range r.touched {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	for _, p := range paths {
+		if err := r.recordAfter(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// startPeriod resets first-write tracking and takes pre-images of paths
+// whose writable handles stay open across the boundary.
+func (r *Recorder) startPeriod() error {
+	clear(r.touched)
+	for _, p := range slices.Sorted(mapKeys(r.writers)) {
+		if err := r.touch(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// BeforeChange takes the pre-image of rel if this is the first mutating
+// operation on it in the current period. It must return before the
+// operation reaches the disk; an error means the operation must be refused.
+func (r *Recorder) BeforeChange(rel string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.touch(rel)
+}
+
+// BeforeChangeTree is BeforeChange for rel and everything under it (a
+// directory about to be renamed or exchanged).
+func (r *Recorder) BeforeChangeTree(rel string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.touchTree(rel)
+}
+
+func (r *Recorder) touchTree(rel string) error {
+	if err := r.touch(rel); err != nil {
+		return err
+	}
+	if st, ok := r.last[rel]; !ok || st.Type != index.TypeDir || r.excl.Excluded(rel) {
+		return nil
+	}
+	names, err := r.src.ReadDir(rel)
+	if err != nil {
+		return r.fail(rel, err)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		if err := r.touchTree(rel + "/" + n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriterOpened is called before a handle opened for writing on rel is
+// handed out: it takes the pre-image (writes may then bypass the daemon)
+// and counts the handle.
+func (r *Recorder) WriterOpened(rel string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.excl.Excluded(rel) {
+		return nil
+	}
+	if err := r.touch(rel); err != nil {
+		return err
+	}
+	r.writers[rel]++
+	return nil
+}
+
+// WriterReleased is called when a writable handle on rel is released (rel
+// is the path the file has now; "" if it was deleted). When the last one
+// goes, the post-image is recorded if the state changed.
+func (r *Recorder) WriterReleased(rel string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if rel == "" || r.excl.Excluded(rel) {
+		return nil
+	}
+	if r.writers[rel] > 1 {
+		r.writers[rel]--
+		return nil
+	}
+	delete(r.writers, rel)
+	if !r.touched[rel] {
+		return nil
+	}
+	return r.recordAfter(rel)
+}
+
+// Renamed moves the bookkeeping of open handles after a successful rename
+// of oldRel to newRel (both directions for an exchange).
+func (r *Recorder) Renamed(oldRel, newRel string, exchange bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	moved := map[string]int{}
+	for p, n := range r.writers {
+		if np, ok := rebase(p, oldRel, newRel); ok {
+			moved[np] += n
+			delete(r.writers, p)
+		} else if exchange {
+			if np, ok := rebase(p, newRel, oldRel); ok {
+				moved[np] += n
+				delete(r.writers, p)
+			}
+		}
+	}
+	for p, n := range moved {
+		r.writers[p] += n
+	}
+}
+
+// rebase maps p under old to the same place under new.
+func rebase(p, old, new string) (string, bool) {
+	if p == old {
+		return new, true
+	}
+	if rest, ok := strings.CutPrefix(p, old+"/"); ok {
+		return new + "/" + rest, true
+	}
+	return "", false
+}
+
+// touch records the pre-image of rel once per period.
+func (r *Recorder) touch(rel string) error {
+	if r.closed {
+		return ErrExclusiveClose
+	}
+	if r.touched[rel] || r.excl.Excluded(rel) {
+		return nil
+	}
+	st, reason, err := r.image(rel)
+	if err != nil {
+		return r.fail(rel, err)
+	}
+	rec := &index.Record{Path: rel, State: &st, Window: r.current(), Kind: index.KindBefore}
+	switch {
+	case reason != "":
+		rec.Kind, rec.Reason = index.KindSkip, reason
+	case rec.Window == "":
+		rec.Kind, rec.Image = index.KindOutside, index.ImageBefore
+	}
+	if err := r.append(rec); err != nil {
+		return r.fail(rel, err)
+	}
+	r.touched[rel] = true
+	r.last[rel] = st
+	return nil
+}
+
+// recordAfter appends the post-image of rel if it differs from its last
+// record.
+func (r *Recorder) recordAfter(rel string) error {
+	st, reason, err := r.image(rel)
+	if err != nil {
+		return r.fail(rel, err)
+	}
+	if last, ok := r.last[rel]; ok && last == st {
+		return nil
+	}
+	rec := &index.Record{Path: rel, State: &st, Window: r.current(), Kind: index.KindAfter}
+	switch {
+	case reason != "":
+		rec.Kind, rec.Reason = index.KindSkip, reason
+	case rec.Window == "":
+		rec.Kind, rec.Image = index.KindOutside, index.ImageAfter
+	}
+	if err := r.append(rec); err != nil {
+		return r.fail(rel, err)
+	}
+	r.last[rel] = st
+	return nil
+}
+
+func (r *Recorder) append(rec *index.Record) error {
+	if err := r.tl.Append(rec); err != nil {
+		return err
+	}
+	r.stats.Records++
+	if rec.Kind == index.KindSkip {
+		r.stats.Skipped++
+	}
+	return nil
+}
+
+func (r *Recorder) fail(rel string, err error) error {
+	r.stats.CaptureError++
+	r.log.Error("capture failed; the operation is refused", "path", rel, "err", err)
+	return fmt.Errorf("capture %s: %w", rel, err)
+}
+
+// BeforeRename takes the pre-images a rename of src to dst needs: both
+// sides with everything under them, and every name the move will create
+// under dst (and under src for an exchange), which do not exist yet.
+func (r *Recorder) BeforeRename(src, dst string, exchange bool) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.touchTree(src); err != nil {
+		return err
+	}
+	if err := r.touchTree(dst); err != nil {
+		return err
+	}
+	if err := r.touchMapped(src, dst); err != nil {
+		return err
+	}
+	if exchange {
+		return r.touchMapped(dst, src)
+	}
+	return nil
+}
+
+// touchMapped takes the pre-image of the name under to of every path under
+// from that is already touched.
+func (r *Recorder) touchMapped(from, to string) error {
+	var mapped []string
+	for p := range r.touched {
+		if rest, ok := strings.CutPrefix(p, from+"/"); ok {
+			mapped = append(mapped, to+"/"+rest)
+		}
+	}
+	slices.Sort(mapped)
+	for _, p := range mapped {
+		if err := r.touch(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}

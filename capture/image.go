@@ -1,0 +1,116 @@
+package capture
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/ckfs-dev/ckfs/index"
+	"golang.org/x/sys/unix"
+)
+
+// smallFile is the size up to which a file is read into memory in one go.
+const smallFile = 1 << 20
+
+// image reads the current state of rel from the backing directory and
+// stores its content. A non-empty reason means the content was not stored
+// and the state must be recorded as a skip.
+func (r *Recorder) image(rel string) (st index.State, reason string, err error) {
+	var s unix.Stat_t
+	if err := r.src.Lstat(rel, &s); err != nil {
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+			return index.State{Type: index.TypeAbsent}, "", nil
+		}
+		return st, "", err
+	}
+	st = index.State{
+		Size:  s.Size,
+		MTime: s.Mtim.Sec*1e9 + s.Mtim.Nsec,
+		Mode:  uint32(s.Mode) & 0o7777,
+	}
+	switch s.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		st.Type, st.Size = index.TypeDir, 0
+		return st, "", nil
+	case unix.S_IFLNK:
+		st.Type = index.TypeSymlink
+		target, err := r.src.Readlink(rel)
+		if err != nil {
+			return st, "", err
+		}
+		h, err := r.put([]byte(target))
+		if err != nil {
+			return st, "", err
+		}
+		st.Hash, st.Size = h, int64(len(target))
+		return st, "", nil
+	case unix.S_IFREG:
+		st.Type = index.TypeFile
+	default:
+		st.Type = index.TypeFile
+		return st, fmt.Sprintf("special file (mode %o): only regular files, directories and symlinks are captured", s.Mode&unix.S_IFMT), nil
+	}
+	if s.Size > r.maxSize {
+		return st, fmt.Sprintf("over the size limit (%d bytes > %d)", s.Size, r.maxSize), nil
+	}
+	f, err := r.src.Open(rel)
+	if err != nil {
+		return st, "", err
+	}
+	defer f.Close()
+	// Read what is there now: the size may have moved since the stat.
+	var content io.Reader = f
+	if s.Size <= smallFile {
+		buf := bytes.NewBuffer(make([]byte, 0, s.Size+1))
+		if _, err := buf.ReadFrom(io.LimitReader(f, r.maxSize+1)); err != nil {
+			return st, "", err
+		}
+		if int64(buf.Len()) > r.maxSize {
+			return st, fmt.Sprintf("over the size limit (grew past %d bytes while captured)", r.maxSize), nil
+		}
+		h, err := r.put(buf.Bytes())
+		if err != nil {
+			return st, "", err
+		}
+		st.Hash, st.Size = h, int64(buf.Len())
+		return st, "", nil
+	}
+	cr := &countingReader{r: io.LimitReader(content, r.maxSize+1)}
+	hash, isNew, err := r.store.PutReader(cr)
+	if err != nil {
+		return st, "", err
+	}
+	if cr.n > r.maxSize {
+		return st, fmt.Sprintf("over the size limit (grew past %d bytes while captured)", r.maxSize), nil
+	}
+	if isNew {
+		r.stats.ObjectsNew++
+	}
+	r.stats.BytesStored += cr.n
+	st.Hash, st.Size = index.Hash(hash.String()), cr.n
+	return st, "", nil
+}
+
+func (r *Recorder) put(b []byte) (index.Hash, error) {
+	h, isNew, err := r.store.Put(b)
+	if err != nil {
+		return "", err
+	}
+	if isNew {
+		r.stats.ObjectsNew++
+	}
+	r.stats.BytesStored += int64(len(b))
+	return index.Hash(h.String()), nil
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}

@@ -1,0 +1,69 @@
+package capture
+
+import (
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// Source reads the backing directory: the workspace as it is on disk,
+// never through the mount. Paths are relative to the workspace root.
+type Source interface {
+	Lstat(rel string, st *unix.Stat_t) error
+	// Open opens a regular file for reading without following a final
+	// symlink.
+	Open(rel string) (*os.File, error)
+	Readlink(rel string) (string, error)
+	// ReadDir lists the names in a directory.
+	ReadDir(rel string) ([]string, error)
+}
+
+// DirSource is a Source served from a directory file descriptor with *at
+// system calls, so it never resolves the root by path (the root may be the
+// mountpoint itself, hidden under the mount) and relative paths up to
+// PATH_MAX work.
+type DirSource struct{ fd int }
+
+// NewDirSource returns a Source for the directory open at fd. The caller
+// keeps fd open for the Source's lifetime.
+func NewDirSource(fd int) *DirSource { return &DirSource{fd: fd} }
+
+func (d *DirSource) Lstat(rel string, st *unix.Stat_t) error {
+	return unix.Fstatat(d.fd, rel, st, unix.AT_SYMLINK_NOFOLLOW)
+}
+
+func (d *DirSource) Open(rel string) (*os.File, error) {
+	fd, err := unix.Openat(d.fd, rel, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: rel, Err: err}
+	}
+	return os.NewFile(uintptr(fd), rel), nil
+}
+
+func (d *DirSource) Readlink(rel string) (string, error) {
+	for size := 256; ; size *= 2 {
+		buf := make([]byte, size)
+		n, err := unix.Readlinkat(d.fd, rel, buf)
+		if err != nil {
+			return "", &os.PathError{Op: "readlink", Path: rel, Err: err}
+		}
+		if n < size {
+			return string(buf[:n]), nil
+		}
+	}
+}
+
+func (d *DirSource) ReadDir(rel string) ([]string, error) {
+	fd, err := unix.Openat(d.fd, rel, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "opendir", Path: rel, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), rel)
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		return nil, fmt.Errorf("read directory %s: %w", rel, err)
+	}
+	return names, nil
+}
