@@ -1,0 +1,171 @@
+// Package fusefs is ckfs's FUSE passthrough. It wraps go-fuse's loopback
+// nodes: reads, lookups and directory listings are forwarded untouched and
+// never captured; before any mutating operation reaches the backing
+// directory it calls the capture hooks, and refuses the operation with EIO
+// if the pre-image could not be taken. No policy lives here.
+//
+// Serving. The backing directory is opened (O_PATH) before mounting and
+// served as /proc/self/fd/N, so the repository directory itself can be the
+// mountpoint (mount in place) without the daemon ever resolving a path
+// through its own mount.
+//
+// Caching. Writable opens take their pre-image at open time, so kernel
+// passthrough (go-fuse's backing files) is safe for every handle: reads and
+// writes then run at the backing filesystem's speed and never reach the
+// daemon. Mounted in place, ckfs is the only path to the files, so entry
+// and attribute timeouts are long; rewinds invalidate what they change.
+// With a separate mountpoint the backing directory stays reachable
+// directly, so the timeouts are short.
+package fusefs
+
+import (
+	"context"
+	"fmt"
+	"syscall"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+)
+
+// Hooks is what the passthrough asks before a mutation reaches the disk.
+// *capture.Recorder implements it. Paths are relative to the root.
+type Hooks interface {
+	BeforeChange(rel string) error
+	BeforeRename(src, dst string, exchange bool) error
+	WriterOpened(rel string) error
+	WriterReleased(rel string) error
+	Renamed(oldRel, newRel string, exchange bool)
+}
+
+// Options configure a mount.
+type Options struct {
+	// InPlace is true when the mountpoint is the backing directory itself.
+	InPlace bool
+	// AllowOther lets other users see the mount (off by default).
+	AllowOther bool
+	// Debug logs every FUSE request.
+	Debug bool
+	// NoPassthrough turns kernel passthrough off (for benchmarks).
+	NoPassthrough bool
+}
+
+// FS is a mounted (or mountable) ckfs passthrough.
+type FS struct {
+	hooks  Hooks
+	rootFd int
+	root   *node
+}
+
+// New returns the passthrough of the directory open at rootFd (O_PATH is
+// enough). The caller keeps rootFd open while the file system is served.
+// rootPath is the directory's path, used only where /proc is missing.
+func New(rootFd int, rootPath string, hooks Hooks) (*FS, error) {
+	lr, err := fs.NewLoopbackRoot(servePath(rootFd, rootPath))
+	if err != nil {
+		return nil, fmt.Errorf("serve directory fd %d: %w", rootFd, err)
+	}
+	f := &FS{hooks: hooks, rootFd: rootFd}
+	f.root = &node{LoopbackNode: lr.(*fs.LoopbackNode), fsys: f}
+	f.root.RootData.RootNode = f.root
+	return f, nil
+}
+
+// Root returns the root node, for fs.Mount or tests.
+func (f *FS) Root() fs.InodeEmbedder { return f.root }
+
+// Mount serves f at mountpoint and returns when the mount is live.
+func (f *FS) Mount(mountpoint string, o Options) (*fuse.Server, error) {
+	long, short := time.Hour, time.Second
+	timeout := short
+	if o.InPlace {
+		timeout = long
+	}
+	opts := &fs.Options{
+		EntryTimeout:    &timeout,
+		AttrTimeout:     &timeout,
+		NegativeTimeout: &timeout,
+		MountOptions: fuse.MountOptions{
+			FsName:      "ckfs",
+			Name:        "ckfs",
+			AllowOther:  o.AllowOther,
+			DirectMount: true,
+			Debug:       o.Debug,
+			// Pre-images of truncating opens are taken at open time
+			// either way; atomic O_TRUNC saves a SETATTR round trip.
+			ExtraCapabilities: fuse.CAP_ATOMIC_O_TRUNC,
+			MaxBackground:     64,
+			EnableLocks:       true,
+		},
+	}
+	if o.NoPassthrough {
+		opts.MountOptions.DisabledCapabilities = fuse.CAP_PASSTHROUGH
+	}
+	srv, err := fs.Mount(mountpoint, f.root, opts)
+	if err != nil {
+		return nil, fmt.Errorf("mount %s: %w", mountpoint, err)
+	}
+	return srv, nil
+}
+
+// node is a loopback node whose mutating operations call the hooks first.
+type node struct {
+	*fs.LoopbackNode
+	fsys *FS
+}
+
+// WrapChild makes every node the loopback creates one of ours.
+func (n *node) WrapChild(ctx context.Context, ops fs.InodeEmbedder) fs.InodeEmbedder {
+	return &node{LoopbackNode: ops.(*fs.LoopbackNode), fsys: n.fsys}
+}
+
+// rel returns the node's path relative to the root, and false if the node
+// is no longer reachable (deleted while open).
+func (n *node) rel() (string, bool) {
+	root := n.fsys.root.EmbeddedInode()
+	var parts []string
+	for in := n.EmbeddedInode(); in != root; {
+		name, parent := in.Parent()
+		if parent == nil {
+			return "", false
+		}
+		parts = append(parts, name)
+		in = parent
+	}
+	if len(parts) == 0 {
+		return "", true
+	}
+	size := len(parts) - 1
+	for _, p := range parts {
+		size += len(p)
+	}
+	b := make([]byte, 0, size)
+	for i := len(parts) - 1; i >= 0; i-- {
+		b = append(b, parts[i]...)
+		if i > 0 {
+			b = append(b, '/')
+		}
+	}
+	return string(b), true
+}
+
+// child returns the relative path of name in directory n.
+func (n *node) child(name string) (string, bool) {
+	dir, ok := n.rel()
+	if !ok {
+		return "", false
+	}
+	if dir == "" {
+		return name, true
+	}
+	return dir + "/" + name, true
+}
+
+// refuse turns a capture failure into the errno the caller sees: the
+// operation did not happen because its pre-image could not be saved.
+func refuse(err error) syscall.Errno {
+	if err == nil {
+		return 0
+	}
+	return syscall.EIO
+}

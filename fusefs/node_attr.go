@@ -1,0 +1,40 @@
+package fusefs
+
+import (
+	"context"
+	"syscall"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+)
+
+// Setattr records the pre-image before a truncate, chmod, chown or utimens
+// reaches the disk (metadata-only changes are recorded as images whose
+// content is unchanged).
+func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	if in.Valid&(fuse.FATTR_SIZE|fuse.FATTR_MODE|fuse.FATTR_UID|fuse.FATTR_GID|fuse.FATTR_MTIME|fuse.FATTR_MTIME_NOW) != 0 {
+		rel, ok := n.rel()
+		if !ok {
+			// Deleted but still open: its pre-image was taken at unlink.
+			return n.LoopbackNode.Setattr(ctx, unwrap(f), in, out)
+		}
+		if err := n.fsys.hooks.BeforeChange(rel); err != nil {
+			return refuse(err)
+		}
+	}
+	return n.LoopbackNode.Setattr(ctx, unwrap(f), in, out)
+}
+
+// CopyFileRange hands the loopback its own handles. The destination is a
+// writable handle, so its pre-image was taken when it was opened.
+func (n *node) CopyFileRange(ctx context.Context, fhIn fs.FileHandle, offIn uint64, out *fs.Inode, fhOut fs.FileHandle, offOut uint64, length uint64, flags uint64) (uint32, syscall.Errno) {
+	return n.LoopbackNode.CopyFileRange(ctx, unwrap(fhIn), offIn, out, unwrap(fhOut), offOut, length, flags)
+}
+
+// unwrap returns the loopback handle inside ours.
+func unwrap(f fs.FileHandle) fs.FileHandle {
+	if h, ok := f.(*handle); ok {
+		return h.LoopbackFile
+	}
+	return f
+}

@@ -1,0 +1,103 @@
+package fusefs
+
+import (
+	"context"
+	"syscall"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
+)
+
+// before takes the pre-image of name in n.
+func (n *node) before(name string) syscall.Errno {
+	rel, ok := n.child(name)
+	if !ok {
+		return syscall.ENOENT
+	}
+	return refuse(n.fsys.hooks.BeforeChange(rel))
+}
+
+func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	if errno := n.before(name); errno != 0 {
+		return nil, errno
+	}
+	in, errno := n.LoopbackNode.Mkdir(ctx, name, mode, out)
+	if errno == 0 && mode&0o7000 != 0 {
+		// os.Mkdir drops setuid/setgid/sticky; restore the exact mode.
+		if err := unix.Fchmodat(n.fsys.rootFd, mustChild(n, name), mode&0o7777, 0); err == nil {
+			out.Attr.Mode = (out.Attr.Mode &^ 0o7777) | (mode & 0o7777)
+		}
+	}
+	return in, errno
+}
+
+func mustChild(n *node, name string) string {
+	rel, _ := n.child(name)
+	return rel
+}
+
+func (n *node) Mknod(ctx context.Context, name string, mode, rdev uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	if errno := n.before(name); errno != 0 {
+		return nil, errno
+	}
+	return n.LoopbackNode.Mknod(ctx, name, mode, rdev, out)
+}
+
+func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
+	if errno := n.before(name); errno != 0 {
+		return errno
+	}
+	return n.LoopbackNode.Rmdir(ctx, name)
+}
+
+func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
+	if errno := n.before(name); errno != 0 {
+		return errno
+	}
+	return n.LoopbackNode.Unlink(ctx, name)
+}
+
+func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	if errno := n.before(name); errno != 0 {
+		return nil, errno
+	}
+	return n.LoopbackNode.Symlink(ctx, target, name, out)
+}
+
+func (n *node) Link(ctx context.Context, target fs.InodeEmbedder, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	if errno := n.before(name); errno != 0 {
+		return nil, errno
+	}
+	if t, ok := target.(*node); ok {
+		target = t.LoopbackNode
+	}
+	return n.LoopbackNode.Link(ctx, target, name, out)
+}
+
+// renameExchange is RENAME_EXCHANGE as the FUSE protocol carries it.
+const renameExchange = 0x2
+
+// Rename takes the pre-images of both sides (with everything under them,
+// for directories) before forwarding, for plain renames, RENAME_NOREPLACE
+// and RENAME_EXCHANGE alike.
+func (n *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
+	np, ok := newParent.(*node)
+	if !ok {
+		return syscall.EXDEV
+	}
+	src, ok1 := n.child(name)
+	dst, ok2 := np.child(newName)
+	if !ok1 || !ok2 {
+		return syscall.ENOENT
+	}
+	exchange := flags&renameExchange != 0
+	if err := n.fsys.hooks.BeforeRename(src, dst, exchange); err != nil {
+		return refuse(err)
+	}
+	errno := n.LoopbackNode.Rename(ctx, name, np.LoopbackNode, newName, flags)
+	if errno == 0 {
+		n.fsys.hooks.Renamed(src, dst, exchange)
+	}
+	return errno
+}

@@ -1,0 +1,91 @@
+package fusefs
+
+import (
+	"context"
+	"syscall"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+)
+
+// writable reports whether open flags can change the file.
+func writable(flags uint32) bool {
+	return flags&(syscall.O_WRONLY|syscall.O_RDWR|syscall.O_TRUNC) != 0
+}
+
+// Open forwards read-only opens untouched (their handles keep kernel
+// passthrough). A writable open takes the pre-image first: with
+// passthrough its writes never reach the daemon.
+func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	if !writable(flags) {
+		return n.LoopbackNode.Open(ctx, flags)
+	}
+	rel, ok := n.rel()
+	if !ok {
+		return nil, 0, syscall.ENOENT
+	}
+	if err := n.fsys.hooks.WriterOpened(rel); err != nil {
+		return nil, 0, refuse(err)
+	}
+	fh, fl, errno := n.LoopbackNode.Open(ctx, flags)
+	if errno != 0 {
+		n.fsys.hooks.WriterReleased(rel)
+		return nil, 0, errno
+	}
+	return &handle{LoopbackFile: fh.(*fs.LoopbackFile), n: n}, fl, 0
+}
+
+// Create is always a writable open of a name that did not exist (the
+// kernel sends OPEN for existing files), but a racing creator may have
+// made it since: the pre-image is read from disk either way.
+func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
+	rel, ok := n.child(name)
+	if !ok {
+		return nil, nil, 0, syscall.ENOENT
+	}
+	if err := n.fsys.hooks.WriterOpened(rel); err != nil {
+		return nil, nil, 0, refuse(err)
+	}
+	in, fh, fl, errno := n.LoopbackNode.Create(ctx, name, flags, mode, out)
+	if errno != 0 {
+		n.fsys.hooks.WriterReleased(rel)
+		return nil, nil, 0, errno
+	}
+	lf := fh.(*fs.LoopbackFile)
+	if mode&0o7000 != 0 {
+		// The loopback passes the mode through os.FileMode, which drops
+		// setuid, setgid and sticky: put them back.
+		if errno := fixMode(lf, mode, out); errno != 0 {
+			return nil, nil, 0, errno
+		}
+	}
+	child := in.Operations().(*node)
+	return in, &handle{LoopbackFile: lf, n: child}, fl, 0
+}
+
+// handle is a writable file handle; releasing the last one on a path
+// records the post-image.
+type handle struct {
+	*fs.LoopbackFile
+	n *node
+}
+
+func (h *handle) Release(ctx context.Context) syscall.Errno {
+	errno := h.LoopbackFile.Release(ctx)
+	rel, ok := h.n.rel()
+	if !ok {
+		rel = ""
+	}
+	h.n.fsys.hooks.WriterReleased(rel)
+	return errno
+}
+
+func fixMode(lf *fs.LoopbackFile, mode uint32, out *fuse.EntryOut) syscall.Errno {
+	var a fuse.AttrOut
+	in := &fuse.SetAttrIn{SetAttrInCommon: fuse.SetAttrInCommon{Valid: fuse.FATTR_MODE, Mode: mode & 0o7777}}
+	if errno := lf.Setattr(context.Background(), in, &a); errno != 0 {
+		return errno
+	}
+	out.Attr = a.Attr
+	return 0
+}
