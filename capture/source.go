@@ -37,7 +37,7 @@ func (d *DirSource) Open(rel string) (*os.File, error) {
 	// O_NOATIME: taking an image must not change what it images. It is
 	// refused (EPERM) on files the daemon does not own unless it is root.
 	flags := unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_CLOEXEC | unix.O_NONBLOCK
-	fd, err := unix.Openat(d.fd, rel, flags|unix.O_NOATIME, 0)
+	fd, err := unix.Openat(d.fd, rel, flags|oNoatime, 0)
 	if err == unix.EPERM {
 		fd, err = unix.Openat(d.fd, rel, flags, 0)
 	}

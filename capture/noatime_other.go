@@ -1,0 +1,5 @@
+//go:build !linux
+
+package capture
+
+const oNoatime = 0

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+)
+
+// statusReport is what ckfs status prints.
+type statusReport struct {
+	Root       string      `json:"root"`
+	Store      string      `json:"store"`
+	State      string      `json:"state"` // mounted, not-mounted, dead
+	Mountpoint string      `json:"mountpoint,omitempty"`
+	Daemon     *statusInfo `json:"daemon,omitempty"`
+	StoreBytes int64       `json:"store_bytes"`
+	Objects    int         `json:"objects"`
+	Hint       string      `json:"hint,omitempty"`
+}
+
+func newStatusCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:     "status [DIR]",
+		Short:   "Show whether the workspace is mounted, its open windows and its store",
+		Example: "  ckfs status\n  ckfs status --json ~/src/app",
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := "."
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			store, meta, err := findStore(cmd, dir)
+			if err != nil {
+				return err
+			}
+			return runStatus(store, meta, asJSON, cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func runStatus(store string, meta *storeMeta, asJSON bool, out io.Writer) error {
+	r := statusReport{Root: meta.Root, Store: store, State: "not-mounted"}
+	r.StoreBytes, r.Objects = storeUsage(store)
+	if st, err := readDaemonState(store); err == nil {
+		r.Mountpoint = st.Mountpoint
+		if rep, err := call(store, request{Op: "status"}); err == nil {
+			r.State, r.Daemon = "mounted", rep.Status
+		} else {
+			r.State = "dead"
+			r.Hint = fmt.Sprintf("daemon pid %d is not answering; run: ckfs unmount %s", st.PID, st.Mountpoint)
+		}
+	} else if mountedAt(meta.Root) {
+		r.State, r.Mountpoint = "dead", meta.Root
+		r.Hint = "a ckfs mount without a daemon; run: ckfs unmount " + meta.Root
+	}
+	if asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	fmt.Fprintf(out, "workspace  %s\nstate      %s\n", r.Root, r.State)
+	if r.Mountpoint != "" {
+		fmt.Fprintf(out, "mountpoint %s\n", r.Mountpoint)
+	}
+	if d := r.Daemon; d != nil {
+		fmt.Fprintf(out, "daemon     pid %d\nwindows    %d opened, open now: %v\nrecords    %d (%d skipped), %d capture errors\n",
+			d.PID, d.Windows, d.OpenWindows, d.Records, d.Skipped, d.Errors)
+	}
+	fmt.Fprintf(out, "store      %s (%d objects, %d bytes)\n", store, r.Objects, r.StoreBytes)
+	if r.Hint != "" {
+		fmt.Fprintf(out, "hint       %s\n", r.Hint)
+	}
+	return nil
+}
+
+// storeUsage is the store's size on disk and its object count.
+func storeUsage(store string) (bytes int64, objects int) {
+	filepath.WalkDir(store, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		if info, err := d.Info(); err == nil {
+			bytes += info.Size()
+		}
+		if filepath.Base(filepath.Dir(filepath.Dir(filepath.Dir(p)))) == "objects" {
+			objects++
+		}
+		return nil
+	})
+	return bytes, objects
+}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+)
+
+func newUnmountCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:     "unmount REPO|MOUNTPOINT",
+		Aliases: []string{"umount"},
+		Short:   "Unmount a workspace and stop its daemon",
+		Long: `Unmount the workspace cleanly: the daemon records the last post-images,
+unmounts and exits. If the mount is busy the command says which processes
+keep it busy. If the daemon died, it cleans up the dead mount.`,
+		Example: `  ckfs unmount .`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir, err := filepath.Abs(args[0])
+			if err != nil {
+				return err
+			}
+			store, meta, err := findStore(cmd, dir)
+			if err != nil {
+				return err
+			}
+			return runUnmount(store, meta.Root, cmd.OutOrStdout())
+		},
+	}
+}
+
+func runUnmount(store, root string, out interface{ Write([]byte) (int, error) }) error {
+	st, err := readDaemonState(store)
+	if err != nil {
+		if mountedAt(root) {
+			return cleanDeadMount(store, root, out)
+		}
+		return withCode(ExitNotMounted, "%s is not mounted", root)
+	}
+	if !processAlive(st.PID) {
+		return cleanDeadMount(store, st.Mountpoint, out)
+	}
+	if _, err := call(store, request{Op: "unmount"}); err != nil {
+		return err
+	}
+	// Wait for the daemon to exit so the caller can rely on it being gone.
+	for i := 0; i < 200 && processAlive(st.PID); i++ {
+		time.Sleep(25 * time.Millisecond)
+	}
+	if processAlive(st.PID) {
+		return fmt.Errorf("daemon pid %d did not exit after unmounting %s; see %s", st.PID, st.Mountpoint, filepath.Join(store, "daemon.log"))
+	}
+	fmt.Fprintf(out, "unmounted %s\n", st.Mountpoint)
+	return nil
+}
+
+// cleanDeadMount removes a mount whose daemon is gone ("transport endpoint
+// is not connected") and the daemon's leftover state.
+func cleanDeadMount(store, mnt string, out interface{ Write([]byte) (int, error) }) error {
+	if mountedAt(mnt) {
+		if err := unix.Unmount(mnt, 0); err != nil {
+			if err := detach(mnt); err != nil {
+				return fmt.Errorf("unmount dead mount %s: %v; try: fusermount3 -uz %s", mnt, err, mnt)
+			}
+		}
+	}
+	os.Remove(filepath.Join(store, "daemon.json"))
+	os.Remove(socketPath(store))
+	fmt.Fprintf(out, "cleaned up %s (its daemon was not running)\n", mnt)
+	return nil
+}

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+)
+
+// The control protocol: one JSON request per line, one JSON reply per
+// line, over a Unix socket with mode 0600 in the (0700) store directory.
+// The daemon also checks that the peer runs as its own user.
+
+type request struct {
+	Op    string `json:"op"` // open, close, status, flush, unmount
+	ID    string `json:"id,omitempty"`
+	Tool  string `json:"tool,omitempty"`
+	Label string `json:"label,omitempty"`
+}
+
+type reply struct {
+	OK     bool        `json:"ok"`
+	Error  string      `json:"error,omitempty"`
+	Code   int         `json:"code,omitempty"` // exit code for errors
+	Seq    uint64      `json:"seq,omitempty"`
+	ID     string      `json:"id,omitempty"`
+	Status *statusInfo `json:"status,omitempty"`
+}
+
+// statusInfo is what a live daemon reports.
+type statusInfo struct {
+	PID         int      `json:"pid"`
+	Root        string   `json:"root"`
+	Mountpoint  string   `json:"mountpoint"`
+	OpenWindows []string `json:"open_windows"`
+	Windows     int      `json:"windows_opened"`
+	Records     int      `json:"records"`
+	ObjectsNew  int      `json:"objects_new"`
+	BytesStored int64    `json:"bytes_stored"`
+	Skipped     int      `json:"skipped"`
+	Errors      int      `json:"capture_errors"`
+}
+
+const maxRequest = 64 << 10
+
+func socketPath(store string) string { return filepath.Join(store, "control.sock") }
+
+// serveControl accepts connections until ln is closed.
+func serveControl(ln *net.UnixListener, log *slog.Logger, handle func(request) reply) {
+	uid := os.Getuid()
+	for {
+		c, err := ln.AcceptUnix()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			log.Error("control: accept", "err", err)
+			continue
+		}
+		go serveConn(c, uid, log, handle)
+	}
+}
+
+func serveConn(c *net.UnixConn, uid int, log *slog.Logger, handle func(request) reply) {
+	defer c.Close()
+	if err := checkPeer(c, uid); err != nil {
+		log.Warn("control: refused connection", "err", err)
+		json.NewEncoder(c).Encode(reply{Error: err.Error(), Code: ExitError})
+		return
+	}
+	sc := bufio.NewScanner(c)
+	sc.Buffer(make([]byte, 4096), maxRequest)
+	enc := json.NewEncoder(c)
+	for sc.Scan() {
+		var req request
+		var rep reply
+		if err := json.Unmarshal(sc.Bytes(), &req); err != nil {
+			rep = reply{Error: fmt.Sprintf("malformed request: %v", err), Code: ExitUsage}
+		} else {
+			rep = handle(req)
+		}
+		if err := enc.Encode(rep); err != nil {
+			return
+		}
+	}
+	if err := sc.Err(); err != nil {
+		enc.Encode(reply{Error: fmt.Sprintf("malformed request: %v", err), Code: ExitUsage})
+	}
+}
+
+// call sends one request to the daemon of store and returns its reply.
+func call(store string, req request) (*reply, error) {
+	sock := socketPath(store)
+	c, err := net.DialTimeout("unix", sock, 2*time.Second)
+	if err != nil {
+		return nil, withCode(ExitNotMounted, "no ckfs daemon answers at %s (%v): run ckfs status to see why, or ckfs mount to start one", sock, err)
+	}
+	defer c.Close()
+	// A window close hashes what the window wrote: allow for big files.
+	c.SetDeadline(time.Now().Add(10 * time.Minute))
+	if err := json.NewEncoder(c).Encode(req); err != nil {
+		return nil, fmt.Errorf("send to %s: %w", sock, err)
+	}
+	var rep reply
+	if err := json.NewDecoder(bufio.NewReader(c)).Decode(&rep); err != nil {
+		return nil, fmt.Errorf("read reply from %s: %w", sock, err)
+	}
+	if !rep.OK {
+		code := rep.Code
+		if code == 0 {
+			code = ExitError
+		}
+		return &rep, withCode(code, "%s", rep.Error)
+	}
+	return &rep, nil
+}

@@ -1,0 +1,277 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/ckfs-dev/ckfs/capture"
+	"github.com/ckfs-dev/ckfs/cas"
+	"github.com/ckfs-dev/ckfs/fusefs"
+	"github.com/ckfs-dev/ckfs/index"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+)
+
+// daemonOptions are what a daemon serves and how.
+type daemonOptions struct {
+	Store       string
+	Root        string // the repository (backing directory)
+	Mountpoint  string // == Root for a mount in place
+	AllowOther  bool
+	Debug       bool
+	Excludes    []string
+	MaxFileSize int64
+}
+
+func newDaemonCmd() *cobra.Command {
+	var o daemonOptions
+	var readyFd int
+	cmd := &cobra.Command{
+		Use:    "daemon ROOT MOUNTPOINT",
+		Short:  "Serve a mount (started by ckfs mount)",
+		Hidden: true,
+		Args:   cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Root, o.Mountpoint = args[0], args[1]
+			o.Store, _ = cmd.Flags().GetString("store")
+			var ready io.Writer = io.Discard
+			if readyFd > 0 {
+				f := os.NewFile(uintptr(readyFd), "ready")
+				defer f.Close()
+				ready = f
+			}
+			return runDaemon(cmd.Context(), o, ready)
+		},
+	}
+	cmd.Flags().IntVar(&readyFd, "ready-fd", 0, "file descriptor to report readiness on")
+	cmd.Flags().BoolVar(&o.AllowOther, "allow-other", false, "let other users see the mount")
+	cmd.Flags().BoolVar(&o.Debug, "debug", false, "log every FUSE request")
+	cmd.Flags().StringArrayVar(&o.Excludes, "exclude", nil, "glob of paths not to capture")
+	cmd.Flags().Int64Var(&o.MaxFileSize, "max-file-size", capture.DefaultMaxFileSize, "largest file whose content is stored")
+	return cmd
+}
+
+// daemon is a running mount.
+type daemon struct {
+	o      daemonOptions
+	log    *slog.Logger
+	rec    *capture.Recorder
+	srv    *fuse.Server
+	stop   chan string // reasons to stop
+	mu     sync.Mutex
+	closed bool
+}
+
+// runDaemon mounts and serves until it is told to unmount, is signalled, or
+// the mount goes away. It reports "ok" or the error on ready.
+func runDaemon(ctx context.Context, o daemonOptions, ready io.Writer) (err error) {
+	defer func() {
+		if err != nil {
+			fmt.Fprintf(ready, "error: %v\n", err)
+		}
+	}()
+	// The kernel has already applied the caller's umask to the modes it
+	// sends; the daemon must not apply its own on top.
+	syscall.Umask(0)
+	// Never hold a reference into the mounted view.
+	if err := os.Chdir("/"); err != nil {
+		return err
+	}
+	if err := initStore(o.Store, o.Root); err != nil {
+		return err
+	}
+	logf, err := os.OpenFile(filepath.Join(o.Store, "daemon.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("open daemon log: %w", err)
+	}
+	defer logf.Close()
+	log := slog.New(slog.NewJSONHandler(logf, nil)).With("pid", os.Getpid())
+
+	tl, rep, err := index.OpenWriter(o.Store, index.WriterOptions{})
+	if errors.Is(err, index.ErrLocked) {
+		return withCode(ExitBusy, "%s is already mounted (its store %s is locked): ckfs status shows where", o.Root, o.Store)
+	}
+	if err != nil {
+		return err
+	}
+	defer tl.Close()
+	if rep != nil {
+		log.Warn("timeline repaired", "what", rep.String())
+	}
+	store, err := cas.Open(o.Store, nil)
+	if err != nil {
+		return err
+	}
+	history, tail, err := index.Load(filepath.Join(o.Store, index.TimelineFile))
+	if err != nil {
+		return err
+	}
+	if tail != nil {
+		return fmt.Errorf("timeline %s: %v: run ckfs verify", filepath.Join(o.Store, index.TimelineFile), tail)
+	}
+	rootFd, err := openRoot(o.Root)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", o.Root, err)
+	}
+	defer unix.Close(rootFd)
+	rec, err := capture.New(capture.Options{
+		Store: store, Timeline: tl, Source: capture.NewDirSource(rootFd),
+		Excludes: o.Excludes, MaxFileSize: o.MaxFileSize, History: history, Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	fsys, err := fusefs.New(rootFd, o.Root, rec)
+	if err != nil {
+		return err
+	}
+	srv, err := fsys.Mount(o.Mountpoint, fusefs.Options{InPlace: o.Mountpoint == o.Root, AllowOther: o.AllowOther, Debug: o.Debug})
+	if err != nil {
+		return err
+	}
+	d := &daemon{o: o, log: log, rec: rec, srv: srv, stop: make(chan string, 4)}
+
+	sock := socketPath(o.Store)
+	os.Remove(sock) // stale: we hold the store lock, so no daemon owns it
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"})
+	if err != nil {
+		srv.Unmount()
+		return fmt.Errorf("control socket %s: %w", sock, err)
+	}
+	os.Chmod(sock, 0o600)
+	go serveControl(ln, log, d.handle)
+
+	st := daemonState{PID: os.Getpid(), Root: o.Root, Mountpoint: o.Mountpoint, Socket: sock, Started: time.Now().UTC()}
+	b, _ := json.MarshalIndent(st, "", "  ")
+	if err := writeFileAtomic(filepath.Join(o.Store, "daemon.json"), append(b, '\n'), 0o600); err != nil {
+		ln.Close()
+		srv.Unmount()
+		return err
+	}
+	link := ""
+	if o.Mountpoint != o.Root {
+		if base, err := storeBase(); err == nil {
+			link = mountLink(base, o.Mountpoint)
+			os.MkdirAll(filepath.Dir(link), 0o700)
+			os.Remove(link)
+			os.Symlink(o.Store, link)
+		}
+	}
+	log.Info("mounted", "root", o.Root, "mountpoint", o.Mountpoint)
+	fmt.Fprintln(ready, "ok")
+
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	go func() { srv.Wait(); d.stop <- "the mount went away" }()
+	var why string
+	select {
+	case s := <-sigs:
+		why = "signal " + s.String()
+	case why = <-d.stop:
+	case <-ctx.Done():
+		why = "context done"
+	}
+	log.Info("stopping", "why", why)
+	if err := rec.Close(); err != nil {
+		log.Error("final flush", "err", err)
+	}
+	d.mu.Lock()
+	d.closed = true
+	d.mu.Unlock()
+	if why != "unmounted" && why != "the mount went away" {
+		unmountHard(srv, o.Mountpoint, log)
+	}
+	ln.Close()
+	os.Remove(sock)
+	os.Remove(filepath.Join(o.Store, "daemon.json"))
+	if link != "" {
+		os.Remove(link)
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// unmountHard unmounts, lazily if the mount is busy, so a signalled daemon
+// never leaves a dead mount behind.
+func unmountHard(srv *fuse.Server, mnt string, log *slog.Logger) {
+	if err := srv.Unmount(); err != nil {
+		log.Warn("unmount failed; detaching", "err", err)
+		if err := detach(mnt); err != nil {
+			log.Error("detach failed", "err", err)
+		}
+	}
+}
+
+// handle answers one control request.
+func (d *daemon) handle(req request) reply {
+	d.mu.Lock()
+	closed := d.closed
+	d.mu.Unlock()
+	if closed {
+		return reply{Error: "the daemon is stopping", Code: ExitNotMounted}
+	}
+	switch req.Op {
+	case "open":
+		seq, err := d.rec.OpenWindow(req.ID, req.Tool, req.Label)
+		if err != nil {
+			return reply{Error: fmt.Sprintf("open window %q: %v", req.ID, err), Code: codeOf(err)}
+		}
+		return reply{OK: true, Seq: seq, ID: req.ID}
+	case "close":
+		ids := d.rec.OpenWindows()
+		if req.ID == "" && len(ids) > 0 {
+			req.ID = ids[len(ids)-1]
+		}
+		seq, err := d.rec.CloseWindow(req.ID)
+		if err != nil {
+			return reply{Error: fmt.Sprintf("close window %q: %v", req.ID, err), Code: codeOf(err)}
+		}
+		return reply{OK: true, Seq: seq, ID: req.ID}
+	case "flush":
+		if err := d.rec.Flush(); err != nil {
+			return reply{Error: err.Error()}
+		}
+		return reply{OK: true}
+	case "status":
+		s := d.rec.Stats()
+		return reply{OK: true, Status: &statusInfo{
+			PID: os.Getpid(), Root: d.o.Root, Mountpoint: d.o.Mountpoint,
+			OpenWindows: d.rec.OpenWindows(), Windows: s.Windows, Records: s.Records,
+			ObjectsNew: s.ObjectsNew, BytesStored: s.BytesStored, Skipped: s.Skipped, Errors: s.CaptureError,
+		}}
+	case "unmount":
+		if err := d.rec.Flush(); err != nil {
+			d.log.Error("flush before unmount", "err", err)
+		}
+		if err := d.srv.Unmount(); err != nil {
+			msg := fmt.Sprintf("unmount %s: %v", d.o.Mountpoint, err)
+			if busy := busyProcesses(d.o.Mountpoint); len(busy) > 0 {
+				msg += "; in use by: " + joinLines(busy)
+			}
+			return reply{Error: msg, Code: ExitBusy}
+		}
+		d.stop <- "unmounted"
+		return reply{OK: true}
+	}
+	return reply{Error: fmt.Sprintf("unknown op %q", req.Op), Code: ExitUsage}
+}
+
+func codeOf(err error) int {
+	if errors.Is(err, capture.ErrNoWindow) || errors.Is(err, capture.ErrWindowOpen) {
+		return ExitRefused
+	}
+	return ExitError
+}

@@ -1,0 +1,27 @@
+package main
+
+import "fmt"
+
+// Exit codes. Stable and never reused; README.md documents them.
+const (
+	ExitOK         = 0 // success
+	ExitError      = 1 // an error: something failed
+	ExitUsage      = 2 // bad command line
+	ExitRefused    = 3 // a safety check refused the operation; nothing was changed
+	ExitNotMounted = 4 // the workspace is not mounted, or its daemon is dead
+	ExitBusy       = 5 // already mounted, locked, or still in use
+)
+
+type exitError struct {
+	code   int
+	err    error
+	silent bool // the error has been reported already (a wrapped command's own exit)
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// withCode attaches an exit code to an error.
+func withCode(code int, format string, a ...any) error {
+	return &exitError{code: code, err: fmt.Errorf(format, a...)}
+}

@@ -1,0 +1,51 @@
+// Command ckfs is the undo layer for coding agents: it mounts a repository
+// through a capturing FUSE passthrough, opens and closes tool-call windows,
+// and shows and rewinds what each window changed.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:]))
+}
+
+// run executes the command line and returns the process exit code.
+func run(ctx context.Context, args []string) int {
+	root := newRootCmd()
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if !ee.silent {
+			fmt.Fprintln(os.Stderr, "ckfs:", err)
+		}
+		return ee.code
+	}
+	fmt.Fprintln(os.Stderr, "ckfs:", err)
+	return ExitError
+}
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "ckfs",
+		Short: "An undo layer for coding agents",
+		Long: `ckfs mounts a repository through a FUSE passthrough that captures every
+write (from an agent's edit tool, sed -i, a build, git checkout) per
+tool-call window, so that any window can be inspected and rewound.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().String("store", "", "store directory (default: derived from the repository under $CKFS_HOME or $XDG_STATE_HOME/ckfs)")
+	root.AddCommand(newMountCmd(), newDaemonCmd(), newUnmountCmd(), newStatusCmd(), newWindowCmd(), newRunCmd())
+	return root
+}

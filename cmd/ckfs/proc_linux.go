@@ -1,0 +1,88 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+func openRoot(root string) (int, error) {
+	return unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+}
+
+// busyProcesses lists the processes whose working directory, root or open
+// files are under mnt, read from /proc without touching the mount.
+func busyProcesses(mnt string) []string {
+	ents, _ := os.ReadDir("/proc")
+	self := os.Getpid()
+	var out []string
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		dir := filepath.Join("/proc", e.Name())
+		links := []string{filepath.Join(dir, "cwd"), filepath.Join(dir, "root")}
+		if fds, err := os.ReadDir(filepath.Join(dir, "fd")); err == nil {
+			for _, fd := range fds {
+				links = append(links, filepath.Join(dir, "fd", fd.Name()))
+			}
+		}
+		for _, l := range links {
+			t, err := os.Readlink(l)
+			if err == nil && within(t, mnt) {
+				comm, _ := os.ReadFile(filepath.Join(dir, "comm"))
+				out = append(out, fmt.Sprintf("pid %d (%s) uses %s", pid, strings.TrimSpace(string(comm)), t))
+				break
+			}
+		}
+	}
+	return out
+}
+
+// mountedAt reports whether a FUSE file system named ckfs is mounted at mnt.
+func mountedAt(mnt string) bool {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return false
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 10 || unescapeMount(f[4]) != mnt {
+			continue
+		}
+		for i, x := range f {
+			if x == "-" && i+2 < len(f) && strings.HasPrefix(f[i+1], "fuse") && f[i+2] == "ckfs" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for a space, ...).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// detach unmounts lazily: the mount disappears now, and is released when
+// its last user lets go.
+func detach(mnt string) error { return unix.Unmount(mnt, unix.MNT_DETACH) }

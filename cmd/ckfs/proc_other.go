@@ -1,0 +1,15 @@
+//go:build !linux
+
+package main
+
+import "golang.org/x/sys/unix"
+
+func openRoot(root string) (int, error) {
+	return unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+}
+
+func busyProcesses(string) []string { return nil }
+
+func mountedAt(string) bool { return false }
+
+func detach(mnt string) error { return unix.Unmount(mnt, unix.MNT_FORCE) }
