@@ -29,6 +29,8 @@ keep it busy. If the daemon died, it cleans up the dead mount.`,
 			if err != nil {
 				return err
 			}
+			// Our own working directory may be inside the mount.
+			os.Chdir("/")
 			return runUnmount(store, meta.Root, cmd.OutOrStdout())
 		},
 	}

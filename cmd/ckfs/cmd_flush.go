@@ -1,0 +1,24 @@
+package main
+
+import "github.com/spf13/cobra"
+
+func newFlushCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "flush",
+		Short: "Record the post-images of files still being written",
+		Long: `Ask the daemon to record now the post-image of every path changed since the
+last window boundary, without waiting for their handles to be released.
+Commands that read the timeline while mounted do this themselves.`,
+		Example: "  ckfs flush",
+		Hidden:  true,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			store, _, err := findStore(cmd, ".")
+			if err != nil {
+				return err
+			}
+			_, err = call(store, request{Op: "flush"})
+			return err
+		},
+	}
+}

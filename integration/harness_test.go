@@ -1,0 +1,258 @@
+// Package integration drives the real ckfs binary on real mounts with real
+// tools: sh, sed, perl, python3, cp, mv, git, tar.
+package integration
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ckfs-dev/ckfs/cas"
+	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/internal/testenv"
+)
+
+// ckfsBin is the binary under test, built once by TestMain.
+var ckfsBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "ckfs-bin-")
+	if err != nil {
+		panic(err)
+	}
+	ckfsBin = filepath.Join(dir, "ckfs")
+	build := exec.Command("go", "build", "-race", "-o", ckfsBin, "../cmd/ckfs")
+	if os.Getenv("CKFS_NORACE") != "" {
+		build = exec.Command("go", "build", "-o", ckfsBin, "../cmd/ckfs")
+	}
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		panic("build ckfs: " + err.Error())
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// workspace is a repository mounted in place by the real binary.
+type workspace struct {
+	t     *testing.T
+	root  string
+	home  string // CKFS_HOME
+	store string
+	pid   int
+}
+
+// mountWorkspace creates a repository with setup run natively (before the
+// mount, so it is the baseline), mounts it in place, and unmounts it when
+// the test ends, failing if the mount or the daemon is left behind.
+func mountWorkspace(t *testing.T, setup string, extra ...string) *workspace {
+	t.Helper()
+	testenv.RequireFUSE(t)
+	base := t.TempDir()
+	w := &workspace{t: t, root: filepath.Join(base, "repo"), home: filepath.Join(base, "home")}
+	if err := os.Mkdir(w.root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if setup != "" {
+		w.shIn(w.root, setup)
+	}
+	out := w.ckfs(append([]string{"mount", w.root}, extra...)...)
+	if !strings.Contains(out, "mounted") {
+		t.Fatalf("mount: %s", out)
+	}
+	st := w.status()
+	if st.State != "mounted" || st.Daemon == nil {
+		t.Fatalf("status after mount: %+v", st)
+	}
+	w.store, w.pid = st.Store, st.Daemon.PID
+	t.Cleanup(w.unmount)
+	return w
+}
+
+func (w *workspace) env() []string {
+	return append(os.Environ(), "CKFS_HOME="+w.home, "NO_COLOR=1",
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com",
+		"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+}
+
+// ckfs runs the binary in the workspace and fails the test on error.
+func (w *workspace) ckfs(args ...string) string {
+	w.t.Helper()
+	out, err := w.ckfsErr(args...)
+	if err != nil {
+		w.t.Fatalf("ckfs %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+func (w *workspace) ckfsErr(args ...string) (string, error) {
+	c := exec.Command(ckfsBin, args...)
+	c.Dir = w.root
+	c.Env = w.env()
+	var b bytes.Buffer
+	c.Stdout, c.Stderr = &b, &b
+	err := c.Run()
+	return b.String(), err
+}
+
+// sh runs a shell script in the workspace, through the mount.
+func (w *workspace) sh(script string) string {
+	w.t.Helper()
+	return w.shIn(w.root, script)
+}
+
+func (w *workspace) shIn(dir, script string) string {
+	w.t.Helper()
+	c := exec.Command("sh", "-ec", script)
+	c.Dir = dir
+	c.Env = w.env()
+	out, err := c.CombinedOutput()
+	if err != nil {
+		w.t.Fatalf("sh %q: %v\n%s", script, err, out)
+	}
+	return string(out)
+}
+
+type status struct {
+	State  string `json:"state"`
+	Store  string `json:"store"`
+	Daemon *struct {
+		PID         int      `json:"pid"`
+		OpenWindows []string `json:"open_windows"`
+	} `json:"daemon"`
+}
+
+func (w *workspace) status() status {
+	w.t.Helper()
+	out := w.ckfs("status", "--json")
+	var st status
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		w.t.Fatalf("status --json: %v\n%s", err, out)
+	}
+	return st
+}
+
+func (w *workspace) mounted() bool {
+	b, _ := os.ReadFile("/proc/self/mountinfo")
+	return bytes.Contains(b, []byte(" "+w.root+" "))
+}
+
+func (w *workspace) unmount() {
+	if !w.mounted() {
+		return
+	}
+	out, err := w.ckfsErr("unmount", w.root)
+	if err != nil {
+		w.t.Errorf("unmount: %v\n%s", err, out)
+	}
+	if w.mounted() {
+		w.t.Errorf("%s is still mounted after unmount", w.root)
+		exec.Command("umount", "-l", w.root).Run()
+	}
+	for i := 0; i < 100 && syscall.Kill(w.pid, 0) == nil; i++ {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if syscall.Kill(w.pid, 0) == nil {
+		w.t.Errorf("daemon pid %d still running after unmount", w.pid)
+		syscall.Kill(w.pid, syscall.SIGKILL)
+	}
+}
+
+// window runs script inside a window with the given id.
+func (w *workspace) window(id, script string) {
+	w.t.Helper()
+	w.ckfs("window", "open", "--id", id, "--tool", "Bash", "--label", script)
+	w.sh(script)
+	w.ckfs("window", "close", "--id", id)
+}
+
+func (w *workspace) records() []index.Record {
+	w.t.Helper()
+	if w.mounted() {
+		w.ckfs("flush")
+	}
+	recs, tail, err := index.Load(filepath.Join(w.store, index.TimelineFile))
+	if err != nil || tail != nil {
+		w.t.Fatalf("timeline: %v %v", err, tail)
+	}
+	return recs
+}
+
+func (w *workspace) windowByID(recs []index.Record, id string) index.Window {
+	w.t.Helper()
+	for _, win := range index.Windows(recs) {
+		if win.ID == id {
+			if win.Close == nil {
+				w.t.Fatalf("window %s is still open", id)
+			}
+			return win
+		}
+	}
+	w.t.Fatalf("no window %s", id)
+	return index.Window{}
+}
+
+// content returns what a state holds, in a form tests can compare:
+// file bytes, "<absent>", "<dir>", or "<symlink:target>", with " mode=NNN"
+// appended when the mode is not the usual one for the type.
+func (w *workspace) content(s index.Entry) string {
+	w.t.Helper()
+	var c string
+	switch s.Type {
+	case index.TypeAbsent:
+		return "<absent>"
+	case index.TypeDir:
+		c = "<dir>"
+	case index.TypeFile, index.TypeSymlink:
+		if s.Unknown {
+			c = "<skipped>"
+			break
+		}
+		h, err := cas.ParseHash(string(s.Hash))
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		st, err := cas.Open(w.store, nil)
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		b, err := st.Get(h)
+		if err != nil {
+			w.t.Fatalf("object %s: %v", h, err)
+		}
+		c = string(b)
+		if s.Type == index.TypeSymlink {
+			return "<symlink:" + c + ">"
+		}
+	}
+	usual := map[index.FileType]uint32{index.TypeFile: 0o644, index.TypeDir: 0o755}[s.Type]
+	if s.Mode != usual {
+		c += fmt.Sprintf(" mode=%o", s.Mode)
+	}
+	return c
+}
+
+// changes returns, for window id, every path whose state differs between
+// the window's open and close boundaries, as path -> [before, after].
+func (w *workspace) changes(id string) map[string][2]string {
+	w.t.Helper()
+	recs := w.records()
+	win := w.windowByID(recs, id)
+	before, after := index.StateAt(recs, win.Open.Seq), index.StateAt(recs, win.Close.Seq)
+	out := map[string][2]string{}
+	for _, p := range win.Paths {
+		b, a := w.content(before[p]), w.content(after[p])
+		if b != a {
+			out[p] = [2]string{b, a}
+		}
+	}
+	return out
+}
