@@ -96,6 +96,9 @@ func (w *workspace) ckfs(args ...string) string {
 func (w *workspace) ckfsErr(args ...string) (string, error) {
 	c := exec.Command(ckfsBin, args...)
 	c.Dir = w.root
+	if args[0] == "mount" || args[0] == "unmount" {
+		c.Dir = filepath.Dir(w.root) // the mount may be dead
+	}
 	c.Env = w.env()
 	var b bytes.Buffer
 	c.Stdout, c.Stderr = &b, &b
@@ -157,10 +160,10 @@ func (w *workspace) unmount() {
 		w.t.Errorf("%s is still mounted after unmount", w.root)
 		exec.Command("umount", "-l", w.root).Run()
 	}
-	for i := 0; i < 100 && syscall.Kill(w.pid, 0) == nil; i++ {
+	for i := 0; i < 100 && alive(w.pid); i++ {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if syscall.Kill(w.pid, 0) == nil {
+	if alive(w.pid) {
 		w.t.Errorf("daemon pid %d still running after unmount", w.pid)
 		syscall.Kill(w.pid, syscall.SIGKILL)
 	}
@@ -255,4 +258,17 @@ func (w *workspace) changes(id string) map[string][2]string {
 		}
 	}
 	return out
+}
+
+// alive reports whether pid runs and is not a zombie.
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || i+2 >= len(b) || (b[i+2] != 'Z' && b[i+2] != 'X')
 }

@@ -125,8 +125,5 @@ func runMount(ctx context.Context, o mountOptions, stdout, stderr io.Writer) err
 	return fmt.Errorf("mount %s: the daemon exited without serving (%v); see %s/daemon.log", o.Root, rerr, o.Store)
 }
 
-func processAlive(pid int) bool {
-	return pid > 0 && syscall.Kill(pid, 0) == nil
-}
 
 func joinLines(s []string) string { return strings.Join(s, "; ") }

@@ -86,3 +86,20 @@ func unescapeMount(s string) string {
 // detach unmounts lazily: the mount disappears now, and is released when
 // its last user lets go.
 func detach(mnt string) error { return unix.Unmount(mnt, unix.MNT_DETACH) }
+
+// processAlive reports whether pid runs (a zombie, killed but not yet
+// reaped, does not).
+func processAlive(pid int) bool {
+	if pid <= 0 || unix.Kill(pid, 0) != nil {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the parenthesised command name.
+	if i := strings.LastIndexByte(string(b), ')'); i >= 0 && i+2 < len(b) {
+		return b[i+2] != 'Z' && b[i+2] != 'X'
+	}
+	return true
+}
