@@ -12,10 +12,10 @@ import (
 // h returns a distinct well-formed hash for a small integer.
 func h(n int) Hash { return Hash(fmt.Sprintf("blake3:%064x", n)) }
 
-func file(n int) State  { return State{Hash: h(n), Size: int64(n), Mode: 0o644, Type: TypeFile} }
-func absent() State     { return State{Type: TypeAbsent} }
-func dir() State        { return State{Type: TypeDir, Mode: 0o755} }
-func link(n int) State  { return State{Hash: h(n), Size: 1, Mode: 0o777, Type: TypeSymlink} }
+func file(n int) State { return State{Hash: h(n), Size: int64(n), Mode: 0o644, Type: TypeFile} }
+func absent() State    { return State{Type: TypeAbsent} }
+func dir() State       { return State{Type: TypeDir, Mode: 0o755} }
+func link(n int) State { return State{Hash: h(n), Size: 1, Mode: 0o777, Type: TypeSymlink} }
 func rec(seq uint64, k Kind, w, p string, s State) Record {
 	return Record{V: 1, Seq: seq, Time: t0, Kind: k, Window: w, Path: p, State: &s}
 }

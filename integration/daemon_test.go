@@ -86,7 +86,16 @@ done`, files-1)
 		if err := c.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Duration(50+rng.IntN(250)) * time.Millisecond)
+		// Kill at a random moment once the workload is writing.
+		tl := filepath.Join(w.store, index.TimelineFile)
+		st0, _ := os.Stat(tl)
+		for i := 0; i < 500; i++ {
+			if st, err := os.Stat(tl); err == nil && (st0 == nil || st.Size() > st0.Size()) {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		time.Sleep(time.Duration(rng.IntN(200)) * time.Millisecond)
 		syscall.Kill(w.pid, syscall.SIGKILL)
 		c.Wait()
 		for i := 0; i < 100 && alive(w.pid); i++ {

@@ -125,5 +125,4 @@ func runMount(ctx context.Context, o mountOptions, stdout, stderr io.Writer) err
 	return fmt.Errorf("mount %s: the daemon exited without serving (%v); see %s/daemon.log", o.Root, rerr, o.Store)
 }
 
-
 func joinLines(s []string) string { return strings.Join(s, "; ") }

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"time"
-
 )
 
 // The control protocol: one JSON request per line, one JSON reply per

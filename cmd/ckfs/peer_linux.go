@@ -24,4 +24,3 @@ func checkPeer(c *net.UnixConn, uid int) error {
 	}
 	return nil
 }
-

@@ -1,0 +1,299 @@
+// Command passthrough measures ckfs's passthrough overhead side by side in
+// one run: a native directory, a plain go-fuse loopback, ckfs mounted in
+// place with no window open, and ckfs inside one window. It prints a
+// Markdown table of median seconds and ratios to native.
+//
+//	go run ./bench/passthrough -ckfs PATH -loopback PATH [-n 3]
+//
+// bench/run builds the binaries and calls it.
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+)
+
+var (
+	ckfsBin     = flag.String("ckfs", "", "ckfs binary")
+	loopbackBin = flag.String("loopback", "", "plain go-fuse loopback binary (bench/loopback)")
+	runs        = flag.Int("n", 3, "runs per cell; the median is reported")
+	bigMiB      = flag.Int("big", 1024, "MiB written and read by the sequential rows")
+	only        = flag.String("only", "", "comma-separated workloads to run (default all)")
+	memFiles    = flag.Int("memfiles", 100000, "files in the tree walked for the daemon RSS row (0 to skip)")
+)
+
+// config is one column: where the workload runs and what wraps it.
+type config struct {
+	name  string
+	setup func(work string) (dir string, stop func()) // a fresh empty directory to work in
+	wrap  func(dir string, run func())                // around each timed run
+}
+
+type workload struct {
+	name    string
+	prepare func(dir string) // untimed
+	run     func(dir string) // timed
+}
+
+func main() {
+	flag.Parse()
+	if *ckfsBin == "" || *loopbackBin == "" {
+		log.Fatal("need -ckfs and -loopback")
+	}
+	work, err := os.MkdirTemp("", "ckfs-bench-")
+	check(err)
+	defer os.RemoveAll(work)
+	tarball := filepath.Join(work, "src.tar")
+	sh("tar cf " + tarball + " -C " + runtime.GOROOT() + " src")
+	files := strings.Count(sh("tar tf "+tarball), "\n")
+
+	configs := []config{
+		{name: "native", setup: nativeDir, wrap: plain},
+		{name: "go-fuse loopback", setup: loopbackDir, wrap: plain},
+		{name: "ckfs, no window", setup: ckfsDir, wrap: plain},
+		{name: "ckfs, in a window", setup: ckfsDir, wrap: inWindow},
+	}
+	modSrc, _ := filepath.Abs(".")
+	workloads := []workload{
+		{fmt.Sprintf("untar Go src (%d files)", files), nil, func(d string) { sh("tar xf " + tarball + " -C " + d) }},
+		{"grep -r over that tree", func(d string) { sh("tar xf " + tarball + " -C " + d) }, func(d string) { shOK("grep -r -c zzqqxx " + d + "/src >/dev/null") }},
+		{"rm -rf of that tree", func(d string) { sh("tar xf " + tarball + " -C " + d) }, func(d string) { sh("rm -rf " + d + "/src") }},
+		{"go build ./... (warm cache)", func(d string) {
+			sh(fmt.Sprintf("cd %s && git ls-files -z | xargs -0 cp --parents -t %s", modSrc, d))
+			sh("cd " + d + " && go build ./...")
+		}, func(d string) { sh("cd " + d + " && go build ./...") }},
+		{"create 10k small files", nil, func(d string) { smallFiles(d, 10000) }},
+		{"delete 10k small files", func(d string) { smallFiles(d, 10000) }, func(d string) { sh("rm -rf " + d + "/small") }},
+		{fmt.Sprintf("write %d MiB sequentially", *bigMiB), nil, func(d string) { writeBig(d, *bigMiB) }},
+		{fmt.Sprintf("read %d MiB, warm", *bigMiB), func(d string) { writeBig(d, *bigMiB); readBig(d) }, readBig},
+	}
+	if *only != "" {
+		var keep []workload
+		for _, w := range workloads {
+			for _, o := range strings.Split(*only, ",") {
+				if strings.Contains(w.name, o) {
+					keep = append(keep, w)
+				}
+			}
+		}
+		workloads = keep
+	}
+	res := make([][]time.Duration, len(workloads))
+	for i := range res {
+		res[i] = make([]time.Duration, len(configs))
+	}
+	for ci, c := range configs {
+		for wi, w := range workloads {
+			var ts []time.Duration
+			for range *runs {
+				dir, stop := c.setup(work)
+				if w.prepare != nil {
+					w.prepare(dir)
+				}
+				sh("sync")
+				var d time.Duration
+				c.wrap(dir, func() {
+					start := time.Now()
+					w.run(dir)
+					d = time.Since(start)
+				})
+				stop()
+				ts = append(ts, d)
+			}
+			res[wi][ci] = median(ts)
+			fmt.Fprintf(os.Stderr, "%-20s %-32s %v\n", c.name, w.name, res[wi][ci])
+		}
+	}
+	uname := strings.TrimSpace(sh("uname -sr"))
+	fmt.Printf("ckfs passthrough benchmark — %s, %d CPUs, %s, %s; median of %d runs, seconds (ratio to native)\n\n",
+		time.Now().Format("2006-01-02"), runtime.NumCPU(), uname, runtime.Version(), *runs)
+	fmt.Print("| workload |")
+	for _, c := range configs {
+		fmt.Printf(" %s |", c.name)
+	}
+	fmt.Print("\n|---|")
+	for range configs {
+		fmt.Print("---|")
+	}
+	fmt.Println()
+	for wi, w := range workloads {
+		fmt.Printf("| %s |", w.name)
+		for ci := range configs {
+			fmt.Printf(" %.2f (%.2f×) |", res[wi][ci].Seconds(), res[wi][ci].Seconds()/res[wi][0].Seconds())
+		}
+		fmt.Println()
+	}
+	if *memFiles > 0 {
+		fmt.Println()
+		fmt.Println(memoryRow(work, *memFiles))
+	}
+}
+
+func median(ts []time.Duration) time.Duration {
+	sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
+	return ts[len(ts)/2]
+}
+
+var seq int
+
+func freshDir(work, kind string) string {
+	seq++
+	d := filepath.Join(work, fmt.Sprintf("%s-%d", kind, seq))
+	check(os.Mkdir(d, 0o755))
+	return d
+}
+
+func nativeDir(work string) (string, func()) {
+	d := freshDir(work, "native")
+	return d, func() { os.RemoveAll(d) }
+}
+
+func loopbackDir(work string) (string, func()) {
+	back, mnt := freshDir(work, "lb-back"), freshDir(work, "lb-mnt")
+	c := exec.Command(*loopbackBin, back, mnt)
+	out, err := c.StdoutPipe()
+	check(err)
+	check(c.Start())
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	if strings.TrimSpace(line) != "ready" {
+		log.Fatalf("loopback did not start: %q", line)
+	}
+	return mnt, func() {
+		c.Process.Signal(os.Interrupt)
+		c.Wait()
+		os.RemoveAll(back)
+		os.RemoveAll(mnt)
+	}
+}
+
+func ckfsEnv(work string) []string {
+	return append(os.Environ(), "CKFS_HOME="+filepath.Join(work, "ckfs-home"))
+}
+
+func ckfsDir(work string) (string, func()) {
+	d := freshDir(work, "ckfs")
+	ckfs(work, "/", "mount", d)
+	return d, func() {
+		ckfs(work, "/", "unmount", d)
+		os.RemoveAll(d)
+	}
+}
+
+func ckfs(work, dir string, args ...string) string {
+	c := exec.Command(*ckfsBin, args...)
+	c.Dir = dir
+	c.Env = ckfsEnv(work)
+	out, err := c.CombinedOutput()
+	if err != nil {
+		log.Fatalf("ckfs %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+func plain(_ string, run func()) { run() }
+
+func inWindow(dir string, run func()) {
+	work := filepath.Dir(dir)
+	ckfs(work, dir, "window", "open", "--id", "bench")
+	run()
+	ckfs(work, dir, "window", "close", "--id", "bench")
+}
+
+func smallFiles(dir string, n int) {
+	d := filepath.Join(dir, "small")
+	check(os.MkdirAll(d, 0o755))
+	body := []byte("package small // a small file\n")
+	for i := range n {
+		check(os.WriteFile(filepath.Join(d, fmt.Sprintf("f%05d.go", i)), body, 0o644))
+	}
+}
+
+func writeBig(dir string, mib int) {
+	f, err := os.Create(filepath.Join(dir, "big"))
+	check(err)
+	buf := make([]byte, 1<<20)
+	for i := range buf {
+		buf[i] = byte(i * 7)
+	}
+	for range mib {
+		_, err := f.Write(buf)
+		check(err)
+	}
+	check(f.Close())
+}
+
+func readBig(dir string) {
+	f, err := os.Open(filepath.Join(dir, "big"))
+	check(err)
+	_, err = io.Copy(io.Discard, f)
+	check(err)
+	f.Close()
+}
+
+// memoryRow mounts a tree of n files, walks it with stat, and reports the
+// daemon's peak RSS.
+func memoryRow(work string, n int) string {
+	d := freshDir(work, "mem")
+	for i := range n {
+		sub := filepath.Join(d, fmt.Sprintf("d%03d", i/1000))
+		if i%1000 == 0 {
+			check(os.Mkdir(sub, 0o755))
+		}
+		check(os.WriteFile(filepath.Join(sub, fmt.Sprintf("f%04d", i%1000)), nil, 0o644))
+	}
+	ckfs(work, "/", "mount", d)
+	defer ckfs(work, "/", "unmount", d)
+	count := 0
+	filepath.WalkDir(d, func(p string, e fs.DirEntry, err error) error {
+		if err == nil {
+			e.Info()
+			count++
+		}
+		return nil
+	})
+	out := ckfs(work, d, "status", "--json")
+	var pid int
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, `"pid"`) {
+			fmt.Sscanf(strings.TrimSpace(l), `"pid": %d`, &pid)
+		}
+	}
+	status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	hwm := ""
+	for _, l := range strings.Split(string(status), "\n") {
+		if strings.HasPrefix(l, "VmHWM:") {
+			hwm = strings.TrimSpace(strings.TrimPrefix(l, "VmHWM:"))
+		}
+	}
+	return fmt.Sprintf("Daemon peak RSS after walking (lstat) %d entries of a %d-file tree: %s", count, n, hwm)
+}
+
+func sh(cmd string) string {
+	out, err := exec.Command("sh", "-c", cmd).CombinedOutput()
+	if err != nil {
+		log.Fatalf("%s: %v\n%s", cmd, err, out)
+	}
+	return string(out)
+}
+
+// shOK is sh for commands whose exit status 1 means "no match".
+func shOK(cmd string) {
+	exec.Command("sh", "-c", cmd).Run()
+}
+
+func check(err error) {
+	if err != nil {
+		log.Fatal(err)
+	}
+}

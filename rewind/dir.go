@@ -1,0 +1,290 @@
+package rewind
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/ckfs-dev/ckfs/cas"
+	"github.com/ckfs-dev/ckfs/index"
+	"golang.org/x/sys/unix"
+)
+
+// Dir is the workspace as the rewind sees it: every access is made with
+// *at system calls from the root's descriptor, one path element at a time,
+// never following a symlink and never leaving the root. Paths are validated
+// with index.ValidatePath before use, so no element is "..".
+type Dir struct {
+	fd int
+}
+
+// NewDir returns a Dir for the directory open at fd (O_PATH is enough).
+func NewDir(fd int) *Dir { return &Dir{fd: fd} }
+
+// ErrUnsafePath means a path cannot be used without leaving the root or
+// passing through a symlink.
+var ErrUnsafePath = errors.New("unsafe path")
+
+// parent opens the directory that holds rel and returns it with rel's last
+// element. The caller closes the descriptor.
+func (d *Dir) parent(rel string) (int, string, error) {
+	if err := index.ValidatePath(rel); err != nil {
+		return -1, "", fmt.Errorf("%w: %v", ErrUnsafePath, err)
+	}
+	elems := strings.Split(rel, "/")
+	fd, err := unix.Openat(d.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, "", err
+	}
+	for _, e := range elems[:len(elems)-1] {
+		next, err := unix.Openat(fd, e, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		unix.Close(fd)
+		if err != nil {
+			if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
+				return -1, "", fmt.Errorf("%w: %s: element %q is not a directory (a symlink or a file)", ErrUnsafePath, rel, e)
+			}
+			return -1, "", &os.PathError{Op: "open", Path: rel, Err: err}
+		}
+		fd = next
+	}
+	return fd, elems[len(elems)-1], nil
+}
+
+// State returns what is at rel now, with the hash of its content (not
+// stored). A path whose parent is missing is absent.
+func (d *Dir) State(rel string) (index.State, error) {
+	pfd, base, err := d.parent(rel)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENOENT) {
+			return index.State{Type: index.TypeAbsent}, nil
+		}
+		return index.State{}, err
+	}
+	defer unix.Close(pfd)
+	var st unix.Stat_t
+	if err := unix.Fstatat(pfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return index.State{Type: index.TypeAbsent}, nil
+		}
+		return index.State{}, &os.PathError{Op: "stat", Path: rel, Err: err}
+	}
+	s := index.State{Size: st.Size, MTime: st.Mtim.Sec*1e9 + st.Mtim.Nsec, Mode: uint32(st.Mode) & 0o7777}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		s.Type, s.Size = index.TypeDir, 0
+	case unix.S_IFLNK:
+		target, err := readlinkat(pfd, base)
+		if err != nil {
+			return s, &os.PathError{Op: "readlink", Path: rel, Err: err}
+		}
+		s.Type, s.Hash, s.Size = index.TypeSymlink, index.Hash(cas.Sum([]byte(target)).String()), int64(len(target))
+	case unix.S_IFREG:
+		s.Type = index.TypeFile
+		h, n, err := d.hashFile(pfd, base)
+		if err != nil {
+			return s, &os.PathError{Op: "read", Path: rel, Err: err}
+		}
+		s.Hash, s.Size = index.Hash(h.String()), n
+	default:
+		return s, fmt.Errorf("%s is a special file (mode %o): ckfs restores only files, directories and symlinks", rel, st.Mode&unix.S_IFMT)
+	}
+	return s, nil
+}
+
+func (d *Dir) hashFile(pfd int, base string) (cas.Hash, int64, error) {
+	f, err := d.openRead(pfd, base)
+	if err != nil {
+		return cas.Hash{}, 0, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return cas.Hash{}, 0, err
+	}
+	return cas.Sum(b), int64(len(b)), nil
+}
+
+func (d *Dir) openRead(pfd int, base string) (*os.File, error) {
+	fd, err := unix.Openat(pfd, base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), base), nil
+}
+
+// Content returns the bytes at rel: a file's content or a symlink's target.
+func (d *Dir) Content(rel string) ([]byte, error) {
+	pfd, base, err := d.parent(rel)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(pfd)
+	var st unix.Stat_t
+	if err := unix.Fstatat(pfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return nil, &os.PathError{Op: "stat", Path: rel, Err: err}
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		t, err := readlinkat(pfd, base)
+		return []byte(t), err
+	}
+	f, err := d.openRead(pfd, base)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: rel, Err: err}
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
+func readlinkat(dirfd int, name string) (string, error) {
+	for size := 256; ; size *= 2 {
+		buf := make([]byte, size)
+		n, err := unix.Readlinkat(dirfd, name, buf)
+		if err != nil {
+			return "", err
+		}
+		if n < size {
+			return string(buf[:n]), nil
+		}
+	}
+}
+
+func tempName(base string) string {
+	var b [6]byte
+	rand.Read(b[:])
+	return ".ckfs-rewind-" + hex.EncodeToString(b[:]) + "-" + base
+}
+
+// WriteFile replaces rel with content and mode atomically: temp file in the
+// same directory, write, exact mode, fsync, rename, fsync the directory.
+func (d *Dir) WriteFile(rel string, content io.Reader, mode uint32) error {
+	pfd, base, err := d.parent(rel)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(pfd)
+	tmp := tempName(base)
+	fd, err := unix.Openat(pfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return &os.PathError{Op: "create", Path: rel, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), tmp)
+	werr := func() error {
+		if _, err := io.Copy(f, content); err != nil {
+			return err
+		}
+		if err := f.Chmod(os.FileMode(0)); err != nil {
+			return err
+		}
+		if err := unix.Fchmod(fd, mode); err != nil {
+			return err
+		}
+		return f.Sync()
+	}()
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = unix.Renameat(pfd, tmp, pfd, base)
+	}
+	if werr != nil {
+		unix.Unlinkat(pfd, tmp, 0)
+		return &os.PathError{Op: "write", Path: rel, Err: werr}
+	}
+	return unix.Fsync(pfd)
+}
+
+// Symlink replaces rel with a symlink to target.
+func (d *Dir) Symlink(rel, target string) error {
+	pfd, base, err := d.parent(rel)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(pfd)
+	tmp := tempName(base)
+	if err := unix.Symlinkat(target, pfd, tmp); err != nil {
+		return &os.PathError{Op: "symlink", Path: rel, Err: err}
+	}
+	if err := unix.Renameat(pfd, tmp, pfd, base); err != nil {
+		unix.Unlinkat(pfd, tmp, 0)
+		return &os.PathError{Op: "symlink", Path: rel, Err: err}
+	}
+	return unix.Fsync(pfd)
+}
+
+// Remove deletes the file or symlink at rel; a missing path is not an error.
+func (d *Dir) Remove(rel string) error { return d.unlink(rel, 0) }
+
+// Rmdir removes the empty directory at rel; a missing path is not an error.
+func (d *Dir) Rmdir(rel string) error { return d.unlink(rel, unix.AT_REMOVEDIR) }
+
+func (d *Dir) unlink(rel string, flags int) error {
+	pfd, base, err := d.parent(rel)
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return nil
+		}
+		return err
+	}
+	defer unix.Close(pfd)
+	if err := unix.Unlinkat(pfd, base, flags); err != nil && !errors.Is(err, unix.ENOENT) {
+		return &os.PathError{Op: "remove", Path: rel, Err: err}
+	}
+	return unix.Fsync(pfd)
+}
+
+// Mkdir creates the directory rel with exactly mode (setgid and sticky
+// included); an existing directory just gets the mode.
+func (d *Dir) Mkdir(rel string, mode uint32) error {
+	pfd, base, err := d.parent(rel)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(pfd)
+	if err := unix.Mkdirat(pfd, base, 0o700); err != nil && !errors.Is(err, unix.EEXIST) {
+		return &os.PathError{Op: "mkdir", Path: rel, Err: err}
+	}
+	if err := unix.Fchmodat(pfd, base, mode, 0); err != nil {
+		return &os.PathError{Op: "chmod", Path: rel, Err: err}
+	}
+	return unix.Fsync(pfd)
+}
+
+// Chmod sets the mode of rel (not through a symlink).
+func (d *Dir) Chmod(rel string, mode uint32) error {
+	pfd, base, err := d.parent(rel)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(pfd)
+	var st unix.Stat_t
+	if err := unix.Fstatat(pfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return &os.PathError{Op: "chmod", Path: rel, Err: err}
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		return nil // symlink modes are not meaningful on Linux
+	}
+	if err := unix.Fchmodat(pfd, base, mode, 0); err != nil {
+		return &os.PathError{Op: "chmod", Path: rel, Err: err}
+	}
+	return nil
+}
+
+// Entries lists the names in directory rel.
+func (d *Dir) Entries(rel string) ([]string, error) {
+	pfd, base, err := d.parent(rel)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(pfd)
+	fd, err := unix.Openat(pfd, base, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "opendir", Path: rel, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), rel)
+	defer f.Close()
+	return f.Readdirnames(-1)
+}
