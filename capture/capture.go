@@ -265,6 +265,9 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 // operation on it in the current period. It must return before the
 // operation reaches the disk; an error means the operation must be refused.
 func (r *Recorder) BeforeChange(rel string) error {
+	if r.excl.Excluded(rel) {
+		return nil
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.touch(rel)
@@ -302,11 +305,11 @@ func (r *Recorder) touchTree(rel string) error {
 // handed out: it takes the pre-image (writes may then bypass the daemon)
 // and counts the handle.
 func (r *Recorder) WriterOpened(rel string) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.excl.Excluded(rel) {
 		return nil
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if err := r.touch(rel); err != nil {
 		return err
 	}
@@ -318,11 +321,11 @@ func (r *Recorder) WriterOpened(rel string) error {
 // is the path the file has now; "" if it was deleted). When the last one
 // goes, the post-image is recorded if the state changed.
 func (r *Recorder) WriterReleased(rel string) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	if rel == "" || r.excl.Excluded(rel) {
 		return nil
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if r.writers[rel] > 1 {
 		r.writers[rel]--
 		return nil
@@ -472,4 +475,44 @@ func (r *Recorder) touchMapped(from, to string) error {
 		}
 	}
 	return nil
+}
+
+// Exclusive runs fn with capture stopped: the current period's post-images
+// are recorded first, and no operation is captured (mutating operations
+// wait) until fn returns. fn appends with appendFn, which keeps the
+// recorder's knowledge of each path's last state, and is told which windows
+// are open. A rewind runs here. fn must not call other Recorder methods:
+// the recorder's lock is held.
+func (r *Recorder) Exclusive(fn func(appendFn func(recs ...*index.Record) error, openWindows []string) error) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return ErrExclusiveClose
+	}
+	if err := r.flushPeriod(); err != nil {
+		return err
+	}
+	var open []string
+	for _, w := range r.windows {
+		open = append(open, w.id)
+	}
+	err := fn(func(recs ...*index.Record) error {
+		if err := r.tl.Append(recs...); err != nil {
+			return err
+		}
+		for _, rec := range recs {
+			r.stats.Records++
+			if rec.IsImage() {
+				r.last[rec.Path] = *rec.State
+			}
+		}
+		return nil
+	}, open)
+	// What was written bypassed the mount: the next change of any path
+	// takes a fresh pre-image.
+	clear(r.touched)
+	if serr := r.startPeriod(); err == nil {
+		err = serr
+	}
+	return err
 }

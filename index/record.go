@@ -174,7 +174,7 @@ func (r *Record) Validate() error {
 		if r.State == nil {
 			return fmt.Errorf("%s record for %q without state", r.Kind, r.Path)
 		}
-		if err := r.State.validate(r.Kind == KindSkip); err != nil {
+		if err := r.State.Validate(r.Kind == KindSkip); err != nil {
 			return fmt.Errorf("%s record for %q: %w", r.Kind, r.Path, err)
 		}
 		switch r.Kind {
@@ -200,7 +200,9 @@ func (r *Record) Validate() error {
 	return nil
 }
 
-func (s *State) validate(skip bool) error {
+// Validate checks a state on its own; noHash allows a file or symlink
+// without a content hash (a skip record's state).
+func (s *State) Validate(noHash bool) error {
 	if s.Mode&^0o7777 != 0 {
 		return fmt.Errorf("mode %o has bits beyond 07777", s.Mode)
 	}
@@ -213,7 +215,7 @@ func (s *State) validate(skip bool) error {
 			return fmt.Errorf("%s has a content hash", s.Type)
 		}
 	case TypeFile, TypeSymlink:
-		if s.Hash == "" && !skip {
+		if s.Hash == "" && !noHash {
 			return fmt.Errorf("%s without content hash", s.Type)
 		}
 	default:

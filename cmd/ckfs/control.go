@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ckfs-dev/ckfs/rewind"
 	"log/slog"
 	"net"
 	"os"
@@ -17,19 +18,23 @@ import (
 // The daemon also checks that the peer runs as its own user.
 
 type request struct {
-	Op    string `json:"op"` // open, close, status, flush, unmount
-	ID    string `json:"id,omitempty"`
-	Tool  string `json:"tool,omitempty"`
-	Label string `json:"label,omitempty"`
+	Op     string          `json:"op"` // open, close, status, flush, unmount, rewind, rollback, abandon
+	Rewind *rewind.Request `json:"rewind,omitempty"`
+	RunOp  string          `json:"run_op,omitempty"` // rollback, abandon: the rewind's op id
+	ID     string          `json:"id,omitempty"`
+	Tool   string          `json:"tool,omitempty"`
+	Label  string          `json:"label,omitempty"`
 }
 
 type reply struct {
-	OK     bool        `json:"ok"`
-	Error  string      `json:"error,omitempty"`
-	Code   int         `json:"code,omitempty"` // exit code for errors
-	Seq    uint64      `json:"seq,omitempty"`
-	ID     string      `json:"id,omitempty"`
-	Status *statusInfo `json:"status,omitempty"`
+	OK      bool            `json:"ok"`
+	Error   string          `json:"error,omitempty"`
+	Code    int             `json:"code,omitempty"` // exit code for errors
+	Seq     uint64          `json:"seq,omitempty"`
+	ID      string          `json:"id,omitempty"`
+	Status  *statusInfo     `json:"status,omitempty"`
+	Outcome *rewind.Outcome `json:"outcome,omitempty"`
+	Refused bool            `json:"refused,omitempty"`
 }
 
 // statusInfo is what a live daemon reports.

@@ -69,6 +69,9 @@ type daemon struct {
 	log    *slog.Logger
 	rec    *capture.Recorder
 	srv    *fuse.Server
+	fsys   *fusefs.FS
+	store  *cas.Local
+	rootFd int
 	stop   chan string // reasons to stop
 	mu     sync.Mutex
 	closed bool
@@ -141,7 +144,7 @@ func runDaemon(ctx context.Context, o daemonOptions, ready io.Writer) (err error
 	if err != nil {
 		return err
 	}
-	d := &daemon{o: o, log: log, rec: rec, srv: srv, stop: make(chan string, 4)}
+	d := &daemon{o: o, log: log, rec: rec, srv: srv, fsys: fsys, store: store, rootFd: rootFd, stop: make(chan string, 4)}
 
 	sock := socketPath(o.Store)
 	os.Remove(sock) // stale: we hold the store lock, so no daemon owns it
@@ -252,6 +255,8 @@ func (d *daemon) handle(req request) reply {
 			OpenWindows: d.rec.OpenWindows(), Windows: s.Windows, Records: s.Records,
 			ObjectsNew: s.ObjectsNew, BytesStored: s.BytesStored, Skipped: s.Skipped, Errors: s.CaptureError,
 		}}
+	case "rewind", "rollback", "abandon":
+		return d.rewind(req)
 	case "unmount":
 		if err := d.rec.Flush(); err != nil {
 			d.log.Error("flush before unmount", "err", err)

@@ -1,0 +1,279 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/ckfs-dev/ckfs/cas"
+	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/rewind"
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+)
+
+type rewindOptions struct {
+	To           string
+	Last         int
+	Undo         bool
+	Files        bool
+	Conversation bool
+	Force        bool
+	DryRun       bool
+	JSON         bool
+	Rollback     string
+	Abandon      string
+}
+
+func newRewindCmd() *cobra.Command {
+	var o rewindOptions
+	cmd := &cobra.Command{
+		Use:   "rewind (--to CHECKPOINT | --last N | --undo) [--files] [--conversation]",
+		Short: "Put the workspace back to a checkpoint (preview unless --files)",
+		Long: `Rewind the files to a checkpoint: a seq from ckfs log, or a window id
+(meaning just before that window). --last N is the state before the N-th
+most recent window; --undo reverses the last rewind.
+
+--files and --conversation are independent: with neither, the command is a
+preview that prints every change and every safety check and writes nothing.
+A rewind refuses (exit code 3) when it would overwrite a change ckfs never
+recorded, or the user's own edit, unless --force; what it overwrites is
+captured first, so ckfs rewind --undo can bring it back.`,
+		Example: `  ckfs rewind --to 14                 # preview
+  ckfs rewind --files --to toolu_01ABC   # files as they were before that tool call
+  ckfs rewind --files --last 1           # undo the last tool call's file changes
+  ckfs rewind --files --undo             # undo the rewind itself
+  ckfs rewind --rollback r-1a2b3c4d      # after a failed rewind`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runRewind(cmd, o, cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.To, "to", "", "checkpoint: a seq or a window id (before that window)")
+	f.IntVar(&o.Last, "last", 0, "rewind to before the N-th most recent tool window")
+	f.BoolVar(&o.Undo, "undo", false, "reverse the last rewind")
+	f.BoolVar(&o.Files, "files", false, "rewind the files (without it: preview)")
+	f.BoolVar(&o.Conversation, "conversation", false, "rewind the agent's conversation")
+	f.BoolVar(&o.Force, "force", false, "overwrite changes ckfs never recorded and your own edits (they are captured first)")
+	f.BoolVar(&o.DryRun, "dry-run", false, "preview even with --files")
+	f.BoolVar(&o.JSON, "json", false, "print the plan and checks as JSON")
+	f.StringVar(&o.Rollback, "rollback", "", "put back what the failed rewind OP changed")
+	f.StringVar(&o.Abandon, "abandon", "", "forget the failed rewind OP's journal, leaving the files as they are")
+	return cmd
+}
+
+func runRewind(cmd *cobra.Command, o rewindOptions, out io.Writer) error {
+	v, err := openView(func() (string, *storeMeta, error) { return findStore(cmd, ".") })
+	if err != nil {
+		return err
+	}
+	if o.Rollback != "" || o.Abandon != "" {
+		op, name := o.Rollback, "rollback"
+		if o.Abandon != "" {
+			op, name = o.Abandon, "abandon"
+		}
+		if err := v.runJournalOp(name, op); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "%s of %s done\n", name, op)
+		return nil
+	}
+	if o.Conversation {
+		return withCode(ExitUsage, "--conversation: conversation rewind is not available in this version of ckfs; rewind the files with --files")
+	}
+	var target uint64
+	var what string
+	set := 0
+	for _, b := range []bool{o.To != "", o.Last > 0, o.Undo} {
+		if b {
+			set++
+		}
+	}
+	if set != 1 {
+		return withCode(ExitUsage, "give exactly one of --to CHECKPOINT, --last N or --undo")
+	}
+	switch {
+	case o.To != "":
+		if target, err = v.checkpoint(o.To); err != nil {
+			return err
+		}
+		what = fmt.Sprintf("checkpoint %d", target)
+	case o.Last > 0:
+		t, w, err := v.beforeLast(o.Last)
+		if err != nil {
+			return err
+		}
+		target = t
+		what = fmt.Sprintf("checkpoint %d, before window %s (%s)", target, w.ID, w.Tool)
+	case o.Undo:
+		t, op, err := rewind.UndoTarget(v.records)
+		if err != nil {
+			return withCode(ExitRefused, "%v", err)
+		}
+		target = t
+		what = fmt.Sprintf("checkpoint %d, before rewind %s", target, op)
+	}
+	req := rewind.Request{Target: target, Force: o.Force, Apply: o.Files && !o.DryRun}
+	outcome, err := v.rewind(req)
+	if outcome != nil {
+		if o.JSON {
+			enc := json.NewEncoder(out)
+			enc.SetIndent("", "  ")
+			enc.Encode(outcome)
+		} else {
+			v.printOutcome(out, what, outcome)
+		}
+	}
+	if err != nil {
+		var re *rewind.RefusedError
+		if errors.As(err, &re) {
+			return &exitError{code: ExitRefused, err: errors.New("rewind refused; nothing was changed (see the checks above)")}
+		}
+		return err
+	}
+	return nil
+}
+
+// rewind runs req through the daemon when mounted, or here otherwise.
+func (v *workspaceView) rewind(req rewind.Request) (*rewind.Outcome, error) {
+	if v.mounted {
+		rep, err := call(v.store, request{Op: "rewind", Rewind: &req})
+		if rep != nil && rep.Refused {
+			return rep.Outcome, &rewind.RefusedError{Report: rep.Outcome.Report}
+		}
+		if rep != nil {
+			return rep.Outcome, err
+		}
+		return nil, err
+	}
+	var out *rewind.Outcome
+	err := v.local(func(env rewind.Env) error {
+		o, err := rewind.Run(env, req)
+		out = o
+		return err
+	})
+	return out, err
+}
+
+func (v *workspaceView) runJournalOp(name, op string) error {
+	if v.mounted {
+		_, err := call(v.store, request{Op: name, RunOp: op})
+		return err
+	}
+	return v.local(func(env rewind.Env) error {
+		if name == "abandon" {
+			return env.Applier.Abandon(op)
+		}
+		return env.Applier.Rollback(op)
+	})
+}
+
+// local runs fn on the unmounted workspace, holding the store's lock.
+func (v *workspaceView) local(fn func(rewind.Env) error) error {
+	if mountedAt(v.meta.Root) {
+		return withCode(ExitNotMounted, "%s has a ckfs mount whose daemon is gone: run ckfs unmount %s first", v.meta.Root, v.meta.Root)
+	}
+	w, _, err := index.OpenWriter(v.store, index.WriterOptions{})
+	if errors.Is(err, index.ErrLocked) {
+		return withCode(ExitBusy, "%v", err)
+	}
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	root, err := absDir(v.meta.Root)
+	if err != nil {
+		return fmt.Errorf("workspace %s: %w", v.meta.Root, err)
+	}
+	fd, err := openRoot(root)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	cs, err := cas.Open(v.store, nil)
+	if err != nil {
+		return err
+	}
+	env, err := rewindEnv(v.store, v.meta.Root, root, cs, fd, w.Append, nil)
+	if err != nil {
+		return err
+	}
+	return fn(env)
+}
+
+// printOutcome prints a plan for people: each change with its diff, then
+// the checks.
+func (v *workspaceView) printOutcome(out io.Writer, what string, o *rewind.Outcome) {
+	verb := "would rewind"
+	if o.Applied {
+		verb = "rewound"
+	}
+	fmt.Fprintf(out, "%s the files to %s\n", verb, what)
+	if len(o.Plan.Steps) == 0 {
+		fmt.Fprintln(out, "  nothing to change: the files already match")
+	}
+	for _, s := range o.Plan.Steps {
+		fmt.Fprintf(out, "  %-9s %s\n", strings.Join(actionNames(s.Actions), "+"), s.Path)
+		if o.Applied || s.Target.Type == index.TypeDir || s.Current.Type == index.TypeDir {
+			continue
+		}
+		now, _, err := v.diskContent(s.Path)
+		if err != nil {
+			continue
+		}
+		then, err := v.content(s.Target)
+		if err != nil {
+			fmt.Fprintf(out, "    (cannot read the checkpoint's content: %v)\n", err)
+			continue
+		}
+		if d := unifiedDiff(s.Path, "now", "checkpoint", now, then); d != "" {
+			fmt.Fprint(out, indent(colorDiff(d), "    "))
+		}
+	}
+	for _, u := range o.Plan.CannotRestore {
+		fmt.Fprintf(out, "  cannot restore %s: %s\n", u.Path, u.Reason)
+	}
+	fmt.Fprintln(out, "checks:")
+	for _, c := range o.Report.Checks {
+		mark := "ok  "
+		switch {
+		case !c.OK:
+			mark = "FAIL"
+		case c.Warn:
+			mark = "warn"
+		}
+		fmt.Fprintf(out, "  %s %s: %s\n", mark, c.Name, c.Detail)
+		for _, p := range c.Paths {
+			fmt.Fprintf(out, "         %s\n", p)
+		}
+	}
+	switch {
+	case o.Applied:
+		fmt.Fprintf(out, "done (operation %s); undo it with: ckfs rewind --files --undo\n", o.Op)
+	case o.Report.Refused():
+		fmt.Fprintln(out, "refused: nothing was changed. Ways out: save or commit those changes; rerun with --force (they are captured first, ckfs rewind --undo brings them back); or keep previewing without --files.")
+	default:
+		fmt.Fprintln(out, "preview only: nothing was changed. Add --files to rewind the files.")
+	}
+}
+
+func actionNames(as []rewind.Action) []string {
+	out := make([]string, len(as))
+	for i, a := range as {
+		out[i] = string(a)
+	}
+	return out
+}
+
+func indent(s, pre string) string {
+	lines := strings.SplitAfter(s, "\n")
+	for i, l := range lines {
+		if l != "" {
+			lines[i] = pre + l
+		}
+	}
+	return strings.Join(lines, "")
+}

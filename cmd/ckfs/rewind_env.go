@@ -1,0 +1,111 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/ckfs-dev/ckfs/cas"
+	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/rewind"
+	"golang.org/x/sys/unix"
+)
+
+// rewindEnv assembles what rewind.Run needs. gitDir is how git reaches the
+// workspace (never through the mount from the daemon); extra is the
+// descriptor git must inherit for it, or nil.
+func rewindEnv(store string, storeRoot, workRoot string, cs cas.Store, rootFd int, appendFn func(...*index.Record) error, openWindows []string) (rewind.Env, error) {
+	recs, tail, err := index.Load(filepath.Join(store, index.TimelineFile))
+	if err != nil {
+		return rewind.Env{}, err
+	}
+	if tail != nil && !tail.Torn {
+		return rewind.Env{}, fmt.Errorf("timeline %s: %v: run ckfs verify before rewinding", filepath.Join(store, index.TimelineFile), tail)
+	}
+	pending, err := rewind.PendingJournals(rewind.JournalDir(store))
+	if err != nil {
+		return rewind.Env{}, err
+	}
+	return rewind.Env{
+		Records: recs,
+		Applier: &rewind.Applier{
+			Store: cs, Dir: rewind.NewDir(rootFd), JournalDir: rewind.JournalDir(store), Root: workRoot,
+			Append: appendFn, AfterOp: testFaultHook(),
+		},
+		Check: rewind.CheckInput{
+			StoreRoot: storeRoot, WorkRoot: workRoot, Pending: pending, OpenWindows: openWindows,
+			Git: gitStatus(workRoot, rootFd),
+		},
+	}, nil
+}
+
+// gitStatus returns the git check for a workspace, or nil outside git. Git
+// runs on the backing directory through an inherited descriptor, so the
+// daemon never reaches into its own mount.
+func gitStatus(root string, rootFd int) func([]string) ([]string, error) {
+	var st unix.Stat_t
+	if err := unix.Fstatat(rootFd, ".git", &st, 0); err != nil {
+		return nil
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		return nil
+	}
+	return func(paths []string) ([]string, error) {
+		// A duplicate: the *os.File closes its descriptor when collected.
+		dup, err := unix.Dup(rootFd)
+		if err != nil {
+			return nil, err
+		}
+		dir := os.NewFile(uintptr(dup), root)
+		defer dir.Close()
+		args := []string{"--no-optional-locks", "-C", "/proc/self/fd/3", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--"}
+		c := exec.Command("git", append(args, paths...)...)
+		c.ExtraFiles = []*os.File{dir}
+		c.Env = append(os.Environ(), "GIT_DIR=/proc/self/fd/3/.git", "GIT_WORK_TREE=/proc/self/fd/3")
+		out, err := c.Output()
+		if err != nil {
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				return nil, fmt.Errorf("%v: %s", err, strings.TrimSpace(string(ee.Stderr)))
+			}
+			return nil, err
+		}
+		var mod []string
+		for _, e := range strings.Split(string(out), "\x00") {
+			if len(e) > 3 {
+				mod = append(mod, e[3:])
+			}
+		}
+		return mod, nil
+	}
+}
+
+// testFaultHook reads CKFS_TEST_REWIND_KILL_AT and CKFS_TEST_REWIND_FAIL_AT
+// (an operation index; -1 is right after the journal is written). The
+// crash tests use them to kill a rewind, or fail it, at a chosen step; they
+// are never set in normal use.
+func testFaultHook() func(int, rewind.Op) error {
+	kill, kerr := strconv.Atoi(os.Getenv("CKFS_TEST_REWIND_KILL_AT"))
+	failSpec := os.Getenv("CKFS_TEST_REWIND_FAIL_AT")
+	failAt, ferr := strconv.Atoi(strings.Split(failSpec, ":")[0])
+	if kerr != nil && ferr != nil {
+		return nil
+	}
+	return func(i int, _ rewind.Op) error {
+		if kerr == nil && i == kill {
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		}
+		if ferr == nil && i == failAt {
+			if strings.HasSuffix(failSpec, ":EACCES") {
+				return syscall.EACCES
+			}
+			return syscall.ENOSPC
+		}
+		return nil
+	}
+}

@@ -1,0 +1,238 @@
+package rewind
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ckfs-dev/ckfs/cas"
+	"github.com/ckfs-dev/ckfs/index"
+)
+
+// Applier carries out plans on a workspace.
+type Applier struct {
+	Store      cas.Store
+	Dir        *Dir
+	JournalDir string
+	Root       string // recorded in journals
+	// Append appends records durably to the timeline (through the
+	// recorder when mounted, so it knows the new states).
+	Append func(recs ...*index.Record) error
+	// AfterOp, if set, is called after the journal is written (i == -1)
+	// and after each operation; an error stops the apply there, leaving
+	// the journal, as any failure does. Tests use it to inject failures.
+	AfterOp func(i int, op Op) error
+	Now     func() time.Time
+}
+
+// ApplyError is a failure during apply: the journal is left in place.
+type ApplyError struct {
+	Op  string
+	Err error
+}
+
+func (e *ApplyError) Error() string {
+	return fmt.Sprintf("rewind %s failed part way: %v; the workspace is partly rewound and the journal is kept: run ckfs rewind --rollback %s to put back what was there, or --abandon %s", e.Op, e.Err, e.Op, e.Op)
+}
+
+func (e *ApplyError) Unwrap() error { return e.Err }
+
+// Apply carries out plan as operation op:
+//  1. stores the current content of every path it will touch (so the
+//     rewind can be undone) and checks every target object is present;
+//  2. writes and fsyncs the journal;
+//  3. applies each operation (temp file + rename + fsync for contents);
+//  4. appends the rewind record with before and after images of each path;
+//  5. removes the journal.
+//
+// A failure before step 2 changes nothing. A failure after it returns an
+// *ApplyError and leaves the journal for Rollback.
+func (a *Applier) Apply(plan *Plan, op string) error {
+	if !ValidOp(op) {
+		return fmt.Errorf("bad operation id %q", op)
+	}
+	if len(plan.Steps) == 0 {
+		return nil
+	}
+	j := &Journal{V: JournalVersion, Op: op, Target: plan.Target, Root: a.Root, Created: a.now()}
+	for _, s := range plan.Steps {
+		if err := a.saveCurrent(s); err != nil {
+			return err
+		}
+		if h := s.Target.Hash; h != "" {
+			ch, err := cas.ParseHash(string(h))
+			if err != nil {
+				return err
+			}
+			if ok, err := a.Store.Has(ch); err != nil || !ok {
+				return fmt.Errorf("cannot restore %s: its content %s is missing from the store (run ckfs verify)", s.Path, h)
+			}
+		}
+		j.Paths = append(j.Paths, JournalPath{Path: s.Path, Target: s.Target, Current: s.Current})
+	}
+	if err := WriteJournal(a.JournalDir, j); err != nil {
+		return fmt.Errorf("write rewind journal: %w", err)
+	}
+	if err := a.hook(-1, Op{}); err != nil {
+		return &ApplyError{Op: op, Err: err}
+	}
+	for i, o := range plan.Ordered() {
+		if err := a.do(o); err != nil {
+			return &ApplyError{Op: op, Err: err}
+		}
+		if err := a.hook(i, o); err != nil {
+			return &ApplyError{Op: op, Err: err}
+		}
+	}
+	if err := a.record(op, plan.Target, plan.Steps); err != nil {
+		return &ApplyError{Op: op, Err: err}
+	}
+	if err := RemoveJournal(a.JournalDir, op); err != nil {
+		return fmt.Errorf("rewind %s is complete but its journal could not be removed: %w; run ckfs rewind --abandon %s", op, err, op)
+	}
+	return nil
+}
+
+func (a *Applier) now() time.Time {
+	if a.Now != nil {
+		return a.Now()
+	}
+	return time.Now().UTC()
+}
+
+func (a *Applier) hook(i int, o Op) error {
+	if a.AfterOp == nil {
+		return nil
+	}
+	return a.AfterOp(i, o)
+}
+
+// saveCurrent stores what is at the step's path now, checking it is still
+// what the plan saw.
+func (a *Applier) saveCurrent(s Step) error {
+	if s.Current.Hash == "" {
+		return nil
+	}
+	b, err := a.Dir.Content(s.Path)
+	if err != nil {
+		return fmt.Errorf("capture %s before overwriting it: %w", s.Path, err)
+	}
+	h, _, err := a.Store.Put(b)
+	if err != nil {
+		return fmt.Errorf("capture %s before overwriting it: %w", s.Path, err)
+	}
+	if index.Hash(h.String()) != s.Current.Hash {
+		return fmt.Errorf("%s changed while the rewind was being prepared; nothing was changed, run it again", s.Path)
+	}
+	return nil
+}
+
+// do applies one operation.
+func (a *Applier) do(o Op) error {
+	t := o.Target
+	switch o.Action {
+	case ActRemove:
+		return a.Dir.Remove(o.Path)
+	case ActRmdir:
+		return a.Dir.Rmdir(o.Path)
+	case ActMkdir:
+		return a.Dir.Mkdir(o.Path, t.Mode)
+	case ActChmod:
+		return a.Dir.Chmod(o.Path, t.Mode)
+	case ActRestore, ActCreate, ActSymlink:
+		h, err := cas.ParseHash(string(t.Hash))
+		if err != nil {
+			return err
+		}
+		if t.Type == index.TypeSymlink {
+			b, err := a.Store.Get(h)
+			if err != nil {
+				return fmt.Errorf("restore %s: %w", o.Path, err)
+			}
+			return a.Dir.Symlink(o.Path, string(b))
+		}
+		rc, err := a.Store.Open(h)
+		if err != nil {
+			return fmt.Errorf("restore %s: %w", o.Path, err)
+		}
+		defer rc.Close()
+		// The stream verifies the content as it is copied; a corrupt
+		// object fails before the rename, leaving the file as it was.
+		return a.Dir.WriteFile(o.Path, rc, t.Mode)
+	}
+	return fmt.Errorf("unknown action %q", o.Action)
+}
+
+// record appends the rewind record and the before and after images.
+func (a *Applier) record(op string, target uint64, steps []Step) error {
+	tgt := target
+	recs := []*index.Record{{Kind: index.KindRewind, Op: op, Target: &tgt}}
+	for _, s := range steps {
+		cur := s.Current
+		recs = append(recs, &index.Record{Kind: index.KindBefore, Window: op, Path: s.Path, State: &cur})
+	}
+	for _, s := range steps {
+		now, err := a.Dir.State(s.Path)
+		if err != nil {
+			return err
+		}
+		recs = append(recs, &index.Record{Kind: index.KindAfter, Window: op, Path: s.Path, State: &now})
+	}
+	return a.Append(recs...)
+}
+
+// Rollback puts back exactly what the journal of op says was there before
+// the rewind began, removes the journal, and records what it wrote.
+func (a *Applier) Rollback(op string) error {
+	j, err := ReadJournal(a.JournalDir, op)
+	if err != nil {
+		return err
+	}
+	plan := &Plan{}
+	for _, p := range j.Paths {
+		cur, err := a.Dir.State(p.Path)
+		if err != nil {
+			return err
+		}
+		if acts := actions(cur, p.Current); len(acts) > 0 {
+			plan.Steps = append(plan.Steps, Step{Path: p.Path, Actions: acts, Current: cur, Target: p.Current})
+		}
+	}
+	for _, s := range plan.Steps {
+		if err := a.saveCurrent(s); err != nil {
+			return err
+		}
+	}
+	for _, o := range plan.Ordered() {
+		if err := a.do(o); err != nil {
+			return fmt.Errorf("rollback %s: %w (the journal is kept; fix the cause and run it again)", op, err)
+		}
+	}
+	if len(plan.Steps) > 0 {
+		if err := a.record(op+"-rollback", j.Target, plan.Steps); err != nil {
+			return err
+		}
+	}
+	return RemoveJournal(a.JournalDir, op)
+}
+
+// Abandon forgets the journal of op without touching the workspace.
+func (a *Applier) Abandon(op string) error {
+	if _, err := ReadJournal(a.JournalDir, op); err != nil {
+		return err
+	}
+	return RemoveJournal(a.JournalDir, op)
+}
+
+var errNoRewind = errors.New("there is no rewind to undo")
+
+// UndoTarget returns the checkpoint that undoes the last rewind: the
+// state just before it.
+func UndoTarget(records []index.Record) (uint64, string, error) {
+	for i := len(records) - 1; i >= 0; i-- {
+		if records[i].Kind == index.KindRewind {
+			return records[i].Seq, records[i].Op, nil
+		}
+	}
+	return 0, "", errNoRewind
+}

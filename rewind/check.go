@@ -1,0 +1,157 @@
+package rewind
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/ckfs-dev/ckfs/index"
+)
+
+// ErrRefused means a safety check refused the rewind; nothing was written.
+var ErrRefused = errors.New("rewind refused")
+
+// Check is the result of one safety check.
+type Check struct {
+	Name   string   `json:"name"`
+	OK     bool     `json:"ok"`
+	Warn   bool     `json:"warning,omitempty"` // passed, but the user should know
+	Detail string   `json:"detail"`
+	Paths  []string `json:"paths,omitempty"`
+}
+
+// Report is the result of every safety check.
+type Report struct {
+	Checks []Check `json:"checks"`
+}
+
+// Refused reports whether any check failed.
+func (r *Report) Refused() bool {
+	for _, c := range r.Checks {
+		if !c.OK {
+			return true
+		}
+	}
+	return false
+}
+
+// RefusedError carries the report of a refused rewind.
+type RefusedError struct{ Report *Report }
+
+func (e *RefusedError) Error() string {
+	var b strings.Builder
+	b.WriteString("rewind refused; nothing was changed:")
+	for _, c := range e.Report.Checks {
+		if !c.OK {
+			fmt.Fprintf(&b, "\n  %s: %s", c.Name, c.Detail)
+			for _, p := range c.Paths {
+				fmt.Fprintf(&b, "\n    %s", p)
+			}
+		}
+	}
+	b.WriteString("\nways out: save or commit those changes first; or rerun with --force to overwrite them (they are captured first, so ckfs rewind --undo brings them back); or run the command without --files to preview")
+	return b.String()
+}
+
+func (e *RefusedError) Unwrap() error { return ErrRefused }
+
+// CheckInput is what the safety checks look at.
+type CheckInput struct {
+	StoreRoot   string   // the root the store serves
+	WorkRoot    string   // the directory being rewound
+	Pending     []string // op ids of pending journals
+	OpenWindows []string
+	Force       bool
+	// Git, if set, returns which of paths have uncommitted changes in git.
+	Git func(paths []string) ([]string, error)
+}
+
+// CheckPlan runs every safety check on plan. Only the paths the plan
+// touches are checked, against their last record.
+func CheckPlan(records []index.Record, plan *Plan, in CheckInput) *Report {
+	r := &Report{}
+	add := func(c Check) { r.Checks = append(r.Checks, c) }
+
+	add(Check{Name: "root", OK: in.StoreRoot == in.WorkRoot,
+		Detail: pick(in.StoreRoot == in.WorkRoot, "the store serves "+in.WorkRoot,
+			fmt.Sprintf("the store serves %s, not %s", in.StoreRoot, in.WorkRoot))})
+	add(Check{Name: "journal", OK: len(in.Pending) == 0, Paths: in.Pending,
+		Detail: pick(len(in.Pending) == 0, "no unfinished rewind",
+			"an earlier rewind did not finish: run ckfs rewind --rollback OP (puts back what was there) or --abandon OP")})
+	add(Check{Name: "windows", OK: len(in.OpenWindows) == 0, Paths: in.OpenWindows,
+		Detail: pick(len(in.OpenWindows) == 0, "no window is open",
+			"a tool window is open (a tool may be writing): close it with ckfs window close")})
+
+	last := index.LastImage(records)
+	var dirty, outside, newer, touched []string
+	for _, s := range plan.Steps {
+		touched = append(touched, s.Path)
+		rec := last[s.Path]
+		if rec == nil {
+			continue
+		}
+		cur := s.Current
+		lastSt := *rec.State
+		same := cur.Type == lastSt.Type && cur.Mode == lastSt.Mode && (cur.Hash == lastSt.Hash || (rec.Kind == index.KindSkip && cur.Size == lastSt.Size && cur.MTime == lastSt.MTime))
+		if cur.Type == index.TypeDir && lastSt.Type == index.TypeDir {
+			same = cur.Mode == lastSt.Mode
+		}
+		switch {
+		case !same:
+			dirty = append(dirty, fmt.Sprintf("%s (on disk: %s; last recorded: %s)", s.Path, describe(cur), describe(lastSt)))
+		case rec.Kind == index.KindOutside:
+			outside = append(outside, s.Path)
+		case cur.Type != index.TypeDir && cur.MTime > lastSt.MTime:
+			newer = append(newer, s.Path)
+		}
+	}
+	add(Check{Name: "unrecorded changes", OK: len(dirty) == 0 || in.Force, Warn: len(dirty) > 0, Paths: dirty,
+		Detail: pick(len(dirty) == 0, "every file the rewind touches is as ckfs last recorded it",
+			pick(in.Force, "--force: these changes ckfs never recorded will be captured, then overwritten",
+				"these files changed in a way ckfs never recorded"))})
+	add(Check{Name: "your own edits", OK: len(outside) == 0 || in.Force, Warn: len(outside) > 0, Paths: outside,
+		Detail: pick(len(outside) == 0, "no file the rewind touches was last changed outside a tool window",
+			pick(in.Force, "--force: these were last changed by you (outside any window) and will be overwritten",
+				"these were last changed by you, outside any tool window"))})
+	add(Check{Name: "modification times", OK: true, Warn: len(newer) > 0, Paths: newer,
+		Detail: pick(len(newer) == 0, "no newer modification times",
+			"content as recorded but touched since (newer mtime); nothing is lost")})
+	if in.Git != nil && len(touched) > 0 {
+		mod, err := in.Git(touched)
+		switch {
+		case err != nil:
+			add(Check{Name: "git", OK: true, Warn: true, Detail: "git status failed: " + err.Error()})
+		default:
+			add(Check{Name: "git", OK: true, Warn: len(mod) > 0, Paths: mod,
+				Detail: pick(len(mod) == 0, "git shows no uncommitted changes in these files",
+					"git shows uncommitted changes in these files; ckfs captures them before overwriting (ckfs rewind --undo)")})
+		}
+	}
+	return r
+}
+
+func pick(c bool, a, b string) string {
+	if c {
+		return a
+	}
+	return b
+}
+
+func describe(s index.State) string {
+	switch s.Type {
+	case index.TypeAbsent:
+		return "absent"
+	case index.TypeDir:
+		return fmt.Sprintf("directory %o", s.Mode)
+	case index.TypeSymlink:
+		return "symlink " + short(string(s.Hash))
+	}
+	return fmt.Sprintf("%d bytes %s mode %o", s.Size, short(string(s.Hash)), s.Mode)
+}
+
+func short(h string) string {
+	if len(h) > 19 {
+		return h[:19]
+	}
+	return h
+}

@@ -1,0 +1,177 @@
+package rewind
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ckfs-dev/ckfs/index"
+)
+
+// JournalVersion is the format version of journal files.
+const JournalVersion = 1
+
+// Journal is a pending rewind: written and fsynced before the first file is
+// touched, removed after the rewind's records are appended. While it
+// exists, no other rewind runs.
+type Journal struct {
+	V       int           `json:"v"`
+	Op      string        `json:"op"`
+	Target  uint64        `json:"target"`
+	Root    string        `json:"root"`
+	Created time.Time     `json:"created"`
+	Paths   []JournalPath `json:"paths"`
+}
+
+// JournalPath is one path the rewind changes: what it will be, and what it
+// was (whose content is in the store, so rollback can put it back).
+type JournalPath struct {
+	Path    string      `json:"path"`
+	Target  index.State `json:"target"`
+	Current index.State `json:"current"`
+}
+
+var opRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// ValidOp reports whether s can be an operation id (and a file name).
+func ValidOp(s string) bool { return opRE.MatchString(s) }
+
+// ParseJournal decodes and validates a journal. Paths are checked like
+// record paths: a journal that names "../x" or "/etc" is refused.
+func ParseJournal(b []byte) (*Journal, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var j Journal
+	if err := dec.Decode(&j); err != nil {
+		return nil, err
+	}
+	if j.V != JournalVersion {
+		return nil, fmt.Errorf("unknown journal version %d (this ckfs reads %d; upgrade ckfs)", j.V, JournalVersion)
+	}
+	if !ValidOp(j.Op) {
+		return nil, fmt.Errorf("bad op id %q", j.Op)
+	}
+	if !filepath.IsAbs(j.Root) {
+		return nil, fmt.Errorf("root %q is not absolute", j.Root)
+	}
+	seen := map[string]bool{}
+	for _, p := range j.Paths {
+		if err := index.ValidatePath(p.Path); err != nil {
+			return nil, err
+		}
+		if seen[p.Path] {
+			return nil, fmt.Errorf("path %q appears twice", p.Path)
+		}
+		seen[p.Path] = true
+		if err := p.Target.Validate(false); err != nil {
+			return nil, fmt.Errorf("%s: target: %w", p.Path, err)
+		}
+		if err := p.Current.Validate(false); err != nil {
+			return nil, fmt.Errorf("%s: current: %w", p.Path, err)
+		}
+	}
+	return &j, nil
+}
+
+// JournalDir is where a store keeps pending journals.
+func JournalDir(store string) string { return filepath.Join(store, "journal") }
+
+func journalPath(dir, op string) string { return filepath.Join(dir, op+".json") }
+
+// WriteJournal writes j durably: temp file, fsync, rename, fsync directory.
+func WriteJournal(dir string, j *Journal) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(j, "", "  ")
+	if err != nil {
+		return err
+	}
+	final := journalPath(dir, j.Op)
+	tmp := final + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+// ReadJournal reads the journal of op.
+func ReadJournal(dir, op string) (*Journal, error) {
+	if !ValidOp(op) {
+		return nil, fmt.Errorf("%q is not an operation id", op)
+	}
+	b, err := os.ReadFile(journalPath(dir, op))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("no pending rewind %s (nothing in %s)", op, dir)
+		}
+		return nil, err
+	}
+	j, err := ParseJournal(b)
+	if err != nil {
+		return nil, fmt.Errorf("journal %s: %w", journalPath(dir, op), err)
+	}
+	if j.Op != op {
+		return nil, fmt.Errorf("journal %s names op %s", journalPath(dir, op), j.Op)
+	}
+	return j, nil
+}
+
+// RemoveJournal deletes the journal of op durably.
+func RemoveJournal(dir, op string) error {
+	if err := os.Remove(journalPath(dir, op)); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+// PendingJournals lists the op ids of the journals in dir.
+func PendingJournals(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var ops []string
+	for _, e := range ents {
+		if op, ok := strings.CutSuffix(e.Name(), ".json"); ok {
+			ops = append(ops, op)
+		}
+	}
+	sort.Strings(ops)
+	return ops, nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

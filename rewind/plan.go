@@ -1,0 +1,161 @@
+// Package rewind puts the workspace back to a checkpoint. It holds the pure
+// planner (target state vs the disk, for recorded paths only), the safety
+// checks that refuse to destroy a change ckfs never recorded, and the
+// two-phase applier with its journal, rollback and undo. It is the only
+// code in ckfs that overwrites the user's files.
+package rewind
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/ckfs-dev/ckfs/index"
+)
+
+// Action is what a step does to one path.
+type Action string
+
+// The actions, in the order a plan applies them.
+const (
+	ActRemove  Action = "delete"   // remove a file or symlink
+	ActRmdir   Action = "rmdir"    // remove a directory
+	ActMkdir   Action = "mkdir"    // create a directory
+	ActRestore Action = "restore"  // write a file's content (and mode)
+	ActCreate  Action = "recreate" // write a file or symlink that does not exist now
+	ActSymlink Action = "relink"   // replace a symlink's target
+	ActChmod   Action = "chmod"    // change the mode only
+)
+
+// Step changes one path from its state on disk to its target state.
+type Step struct {
+	Path    string      `json:"path"`
+	Actions []Action    `json:"actions"` // usually one; a type change removes then creates
+	Current index.State `json:"current"`
+	Target  index.State `json:"target"`
+}
+
+// Unrestorable is a path whose target content ckfs does not have.
+type Unrestorable struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+// Plan is everything a rewind to Target would change.
+type Plan struct {
+	Target        uint64         `json:"target"`
+	Steps         []Step         `json:"steps"`
+	CannotRestore []Unrestorable `json:"cannot_restore,omitempty"`
+}
+
+// Disk reads the current state of a path (content hashed, not stored).
+type Disk interface {
+	State(rel string) (index.State, error)
+}
+
+// MakePlan compares the state at target with the disk, for every recorded
+// path, and returns the steps that make the disk equal to the target. It
+// reads the disk and nothing else.
+func MakePlan(records []index.Record, target uint64, disk Disk) (*Plan, error) {
+	want := index.StateAt(records, target)
+	p := &Plan{Target: target}
+	paths := make([]string, 0, len(want))
+	for path := range want {
+		paths = append(paths, path)
+	}
+	slices.Sort(paths)
+	for _, path := range paths {
+		e := want[path]
+		if e.Unknown {
+			p.CannotRestore = append(p.CannotRestore, Unrestorable{Path: path, Reason: e.Reason})
+			continue
+		}
+		cur, err := disk.State(path)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", path, err)
+		}
+		if acts := actions(cur, e.State); len(acts) > 0 {
+			p.Steps = append(p.Steps, Step{Path: path, Actions: acts, Current: cur, Target: e.State})
+		}
+	}
+	return p, nil
+}
+
+// actions returns what turns cur into want; nil if they are the same
+// (times are not compared).
+func actions(cur, want index.State) []Action {
+	if cur.Type == want.Type {
+		switch {
+		case cur.Type == index.TypeAbsent:
+			return nil
+		case cur.Hash != want.Hash && cur.Type == index.TypeFile:
+			return []Action{ActRestore}
+		case cur.Hash != want.Hash && cur.Type == index.TypeSymlink:
+			return []Action{ActSymlink}
+		case cur.Mode != want.Mode && cur.Type != index.TypeSymlink:
+			return []Action{ActChmod}
+		}
+		return nil
+	}
+	var out []Action
+	switch cur.Type {
+	case index.TypeFile, index.TypeSymlink:
+		out = append(out, ActRemove)
+	case index.TypeDir:
+		out = append(out, ActRmdir)
+	}
+	switch want.Type {
+	case index.TypeFile, index.TypeSymlink:
+		out = append(out, ActCreate)
+	case index.TypeDir:
+		out = append(out, ActMkdir)
+	}
+	return out
+}
+
+// Ordered returns the plan's operations in a safe order: removals of files,
+// then directories deepest first, then new directories shallowest first,
+// then contents, then modes (directories last, deepest first, so a
+// read-only directory is made so after its children are written).
+func (p *Plan) Ordered() []Op {
+	var ops []Op
+	for _, s := range p.Steps {
+		for _, a := range s.Actions {
+			ops = append(ops, Op{Step: s, Action: a})
+		}
+	}
+	rank := map[Action]int{ActRemove: 0, ActRmdir: 1, ActMkdir: 2, ActRestore: 3, ActCreate: 3, ActSymlink: 3, ActChmod: 4}
+	depth := func(p string) int { return strings.Count(p, "/") }
+	slices.SortStableFunc(ops, func(a, b Op) int {
+		if ra, rb := rank[a.Action], rank[b.Action]; ra != rb {
+			return ra - rb
+		}
+		switch a.Action {
+		case ActRmdir, ActChmod:
+			if da, db := depth(a.Path), depth(b.Path); da != db {
+				return db - da
+			}
+		case ActMkdir:
+			if da, db := depth(a.Path), depth(b.Path); da != db {
+				return da - db
+			}
+		}
+		return strings.Compare(a.Path, b.Path)
+	})
+	return ops
+}
+
+// Op is one action on one path.
+type Op struct {
+	Step
+	Action Action
+}
+
+// Summary counts the plan's steps by their first action.
+func (p *Plan) Summary() map[Action]int {
+	out := map[Action]int{}
+	for _, s := range p.Steps {
+		out[s.Actions[len(s.Actions)-1]]++
+	}
+	return out
+}

@@ -1,0 +1,117 @@
+package rewind
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/ckfs-dev/ckfs/index"
+)
+
+// Request is one file rewind: to a checkpoint, previewed or applied.
+type Request struct {
+	Target uint64 `json:"target"`
+	Force  bool   `json:"force,omitempty"`
+	Apply  bool   `json:"apply,omitempty"` // false: preview, write nothing
+	Op     string `json:"op,omitempty"`    // operation id; generated if empty
+}
+
+// Outcome is what a rewind did, or would do.
+type Outcome struct {
+	Op      string  `json:"op,omitempty"`
+	Plan    *Plan   `json:"plan"`
+	Report  *Report `json:"report"`
+	Applied bool    `json:"applied"`
+}
+
+// Env is everything a rewind needs.
+type Env struct {
+	Records []index.Record
+	Applier *Applier
+	Check   CheckInput
+}
+
+// NewOp returns a fresh operation id.
+func NewOp() string {
+	var b [4]byte
+	rand.Read(b[:])
+	return "r-" + hex.EncodeToString(b[:])
+}
+
+// Run plans req, checks it, and applies it if asked and allowed. A refused
+// rewind returns the outcome and a *RefusedError; nothing was written.
+func Run(env Env, req Request) (*Outcome, error) {
+	last := uint64(0)
+	if n := len(env.Records); n > 0 {
+		last = env.Records[n-1].Seq
+	}
+	if req.Target > last {
+		return nil, fmt.Errorf("checkpoint %d is beyond the end of the timeline (last seq %d)", req.Target, last)
+	}
+	plan, err := MakePlan(env.Records, req.Target, env.Applier.Dir)
+	if err != nil {
+		return nil, err
+	}
+	in := env.Check
+	in.Force = req.Force
+	report := CheckPlan(env.Records, plan, in)
+	report.Checks = append(report.Checks, blockedDirs(plan, env.Applier.Dir))
+	out := &Outcome{Plan: plan, Report: report}
+	if !req.Apply {
+		return out, nil
+	}
+	if report.Refused() {
+		return out, &RefusedError{Report: report}
+	}
+	out.Op = req.Op
+	if out.Op == "" {
+		out.Op = NewOp()
+	}
+	if err := env.Applier.Apply(plan, out.Op); err != nil {
+		return out, err
+	}
+	out.Applied = true
+	return out, nil
+}
+
+// blockedDirs checks that every directory the plan removes holds nothing
+// the plan does not remove first: ckfs never deletes a file it has no
+// record of.
+func blockedDirs(p *Plan, d *Dir) Check {
+	removed := map[string]bool{}
+	for _, s := range p.Steps {
+		if slices.Contains(s.Actions, ActRemove) || slices.Contains(s.Actions, ActRmdir) {
+			removed[s.Path] = true
+		}
+	}
+	var blocked []string
+	for _, s := range p.Steps {
+		if !slices.Contains(s.Actions, ActRmdir) {
+			continue
+		}
+		names, err := d.Entries(s.Path)
+		if err != nil {
+			blocked = append(blocked, fmt.Sprintf("%s (%v)", s.Path, err))
+			continue
+		}
+		for _, n := range names {
+			if !removed[s.Path+"/"+n] {
+				blocked = append(blocked, s.Path+"/"+n)
+			}
+		}
+	}
+	return Check{Name: "unrecorded files in removed directories", OK: len(blocked) == 0, Paths: blocked,
+		Detail: pick(len(blocked) == 0, "every directory to remove holds only recorded files",
+			"these files were never recorded, and the directories that hold them would be removed: move them away first")}
+}
+
+// Describe renders a step for people: "restore a.go", "delete new.txt".
+func Describe(s Step) string {
+	var parts []string
+	for _, a := range s.Actions {
+		parts = append(parts, string(a))
+	}
+	return strings.Join(parts, "+") + " " + s.Path
+}
