@@ -169,7 +169,7 @@ func (r *Recorder) OpenWindow(id, tool, label string) (uint64, error) {
 		return 0, err
 	}
 	rec := &index.Record{Kind: index.KindOpen, Window: id, Tool: tool, Label: label}
-	if err := r.append(rec); err != nil {
+	if err := r.append(rec, true); err != nil {
 		return 0, err
 	}
 	r.windows = append(r.windows, openWindow{id, tool, label})
@@ -196,7 +196,7 @@ func (r *Recorder) CloseWindow(id string) (uint64, error) {
 		return 0, err
 	}
 	rec := &index.Record{Kind: index.KindClose, Window: id}
-	if err := r.append(rec); err != nil {
+	if err := r.append(rec, true); err != nil {
 		return 0, err
 	}
 	r.windows = slices.Delete(r.windows, i, i+1)
@@ -211,6 +211,24 @@ func (r *Recorder) Flush() error {
 	return r.flushPeriod()
 }
 
+// Sync makes every record and object written so far durable. The daemon
+// calls it periodically; boundaries and pre-images do it themselves.
+func (r *Recorder) Sync() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.syncObjects(); err != nil {
+		return err
+	}
+	return r.tl.Sync()
+}
+
+func (r *Recorder) syncObjects() error {
+	if d, ok := r.store.(deferrer); ok {
+		return d.Sync()
+	}
+	return nil
+}
+
 // Close flushes and stops the recorder; later calls fail.
 func (r *Recorder) Close() error {
 	r.mu.Lock()
@@ -219,6 +237,11 @@ func (r *Recorder) Close() error {
 		return nil
 	}
 	err := r.flushPeriod()
+	if err == nil {
+		if err = r.syncObjects(); err == nil {
+			err = r.tl.Sync()
+		}
+	}
 	r.closed = true
 	return err
 }
@@ -378,7 +401,7 @@ func (r *Recorder) touch(rel string) error {
 	if r.touched[rel] || r.excl.Excluded(rel) {
 		return nil
 	}
-	st, reason, err := r.image(rel)
+	st, reason, err := r.image(rel, true)
 	if err != nil {
 		return r.fail(rel, err)
 	}
@@ -389,7 +412,10 @@ func (r *Recorder) touch(rel string) error {
 	case rec.Window == "":
 		rec.Kind, rec.Image = index.KindOutside, index.ImageBefore
 	}
-	if err := r.append(rec); err != nil {
+	// A pre-image with content must be durable before the operation
+	// goes on; one of an absent path or a directory loses nothing if a
+	// power cut takes it, and is written without waiting.
+	if err := r.append(rec, st.Hash != ""); err != nil {
 		return r.fail(rel, err)
 	}
 	r.touched[rel] = true
@@ -400,7 +426,7 @@ func (r *Recorder) touch(rel string) error {
 // recordAfter appends the post-image of rel if it differs from its last
 // record.
 func (r *Recorder) recordAfter(rel string) error {
-	st, reason, err := r.image(rel)
+	st, reason, err := r.image(rel, false)
 	if err != nil {
 		return r.fail(rel, err)
 	}
@@ -414,15 +440,26 @@ func (r *Recorder) recordAfter(rel string) error {
 	case rec.Window == "":
 		rec.Kind, rec.Image = index.KindOutside, index.ImageAfter
 	}
-	if err := r.append(rec); err != nil {
+	if err := r.append(rec, false); err != nil {
 		return r.fail(rel, err)
 	}
 	r.last[rel] = st
 	return nil
 }
 
-func (r *Recorder) append(rec *index.Record) error {
-	if err := r.tl.Append(rec); err != nil {
+// append writes rec to the timeline. A durable append first makes every
+// deferred object durable (the fdatasync that follows makes earlier
+// deferred records durable too, and they must not name a lost object).
+func (r *Recorder) append(rec *index.Record, durable bool) error {
+	var err error
+	if durable {
+		if err = r.syncObjects(); err == nil {
+			err = r.tl.Append(rec)
+		}
+	} else {
+		err = r.tl.AppendDeferred(rec)
+	}
+	if err != nil {
 		return err
 	}
 	r.stats.Records++
@@ -490,6 +527,12 @@ func (r *Recorder) Exclusive(fn func(appendFn func(recs ...*index.Record) error,
 		return ErrExclusiveClose
 	}
 	if err := r.flushPeriod(); err != nil {
+		return err
+	}
+	if err := r.syncObjects(); err != nil {
+		return err
+	}
+	if err := r.tl.Sync(); err != nil {
 		return err
 	}
 	var open []string

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/ckfs-dev/ckfs/cas"
 	"github.com/ckfs-dev/ckfs/index"
 	"golang.org/x/sys/unix"
 )
@@ -16,7 +17,10 @@ const smallFile = 1 << 20
 // image reads the current state of rel from the backing directory and
 // stores its content. A non-empty reason means the content was not stored
 // and the state must be recorded as a skip.
-func (r *Recorder) image(rel string) (st index.State, reason string, err error) {
+//
+// A durable image (a pre-image: its content is about to disappear from the
+// workspace) is stored with fsync; otherwise the store may defer it.
+func (r *Recorder) image(rel string, durable bool) (st index.State, reason string, err error) {
 	var s unix.Stat_t
 	if err := r.src.Lstat(rel, &s); err != nil {
 		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
@@ -39,7 +43,7 @@ func (r *Recorder) image(rel string) (st index.State, reason string, err error) 
 		if err != nil {
 			return st, "", err
 		}
-		h, err := r.put([]byte(target))
+		h, err := r.put([]byte(target), durable)
 		if err != nil {
 			return st, "", err
 		}
@@ -69,7 +73,7 @@ func (r *Recorder) image(rel string) (st index.State, reason string, err error) 
 		if int64(buf.Len()) > r.maxSize {
 			return st, fmt.Sprintf("over the size limit (grew past %d bytes while captured)", r.maxSize), nil
 		}
-		h, err := r.put(buf.Bytes())
+		h, err := r.put(buf.Bytes(), durable)
 		if err != nil {
 			return st, "", err
 		}
@@ -92,8 +96,12 @@ func (r *Recorder) image(rel string) (st index.State, reason string, err error) 
 	return st, "", nil
 }
 
-func (r *Recorder) put(b []byte) (index.Hash, error) {
-	h, isNew, err := r.store.Put(b)
+func (r *Recorder) put(b []byte, durable bool) (index.Hash, error) {
+	put := r.store.Put
+	if d, ok := r.store.(deferrer); ok && !durable {
+		put = d.PutDeferred
+	}
+	h, isNew, err := put(b)
 	if err != nil {
 		return "", err
 	}
@@ -113,4 +121,10 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
 	return n, err
+}
+
+// deferrer is a store that can defer durability (cas.Local).
+type deferrer interface {
+	PutDeferred([]byte) (cas.Hash, bool, error)
+	Sync() error
 }

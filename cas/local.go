@@ -43,6 +43,8 @@ type Local struct {
 
 	streamEnc sync.Pool // *zstd.Encoder for PutReader
 	streamDec sync.Pool // *zstd.Decoder for Open
+
+	pending pendingSet // deferred objects not yet synced
 }
 
 var _ Store = (*Local)(nil)
@@ -107,13 +109,7 @@ func (l *Local) Put(data []byte) (Hash, bool, error) {
 	if ok, err := l.Has(h); err != nil || ok {
 		return h, false, err
 	}
-	codec, body := CodecRaw, data
-	if len(data) >= 64 {
-		c := l.enc.EncodeAll(data, make([]byte, 0, len(data)/2))
-		if pays(len(c), len(data)) {
-			codec, body = CodecZstd, c
-		}
-	}
+	codec, body := l.encode(data)
 	hdr := header{codec: codec, size: uint64(len(data))}.encode()
 	isNew, err := l.writeObject(h, func(w io.Writer) error {
 		if err := writeFull(w, hdr[:]); err != nil {
@@ -122,6 +118,17 @@ func (l *Local) Put(data []byte) (Hash, bool, error) {
 		return writeFull(w, body)
 	})
 	return h, isNew, err
+}
+
+// encode picks the codec for data and returns the body.
+func (l *Local) encode(data []byte) (Codec, []byte) {
+	if len(data) >= 64 {
+		c := l.enc.EncodeAll(data, make([]byte, 0, len(data)/2))
+		if pays(len(c), len(data)) {
+			return CodecZstd, c
+		}
+	}
+	return CodecRaw, data
 }
 
 // pays reports whether compressing n bytes into c bytes is worth a codec:

@@ -51,14 +51,15 @@ func (r *Repair) String() string {
 // records are durable. Callers must make every object a record names
 // durable before appending the record (cas.Put does).
 type Writer struct {
-	mu   sync.Mutex
-	f    *os.File
-	lock *flock.Flock
-	seq  uint64
-	opts WriterOptions
-	buf  bytes.Buffer
-	path string
-	size int64 // file size: where the next append starts
+	mu    sync.Mutex
+	f     *os.File
+	lock  *flock.Flock
+	seq   uint64
+	opts  WriterOptions
+	buf   bytes.Buffer
+	path  string
+	size  int64 // file size: where the next append starts
+	dirty bool  // records written but not yet fdatasynced
 }
 
 // OpenWriter takes the store's lock in dir and opens its timeline for
@@ -150,6 +151,10 @@ func (w *Writer) LastSeq() uint64 {
 // them durably, in order, with one write. On error nothing is appended
 // (a partial write is truncated away) and the seqs are not consumed.
 func (w *Writer) Append(recs ...*Record) error {
+	return w.append(recs, !w.opts.NoSync)
+}
+
+func (w *Writer) append(recs []*Record, sync bool) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.f == nil {
@@ -175,10 +180,12 @@ func (w *Writer) Append(recs ...*Record) error {
 		w.f.Truncate(w.size)
 		return fmt.Errorf("append to %s: %w", w.path, err)
 	}
-	if !w.opts.NoSync {
+	w.dirty = true
+	if sync {
 		if err := datasync(w.f); err != nil {
 			return fmt.Errorf("sync %s: %w", w.path, err)
 		}
+		w.dirty = false
 	}
 	w.seq = seq
 	w.size += int64(w.buf.Len())
@@ -198,4 +205,26 @@ func (w *Writer) Close() error {
 		err = uerr
 	}
 	return err
+}
+
+// AppendDeferred is Append without the fdatasync: the records are written
+// (they survive the process being killed) but may not survive a power loss
+// until Sync or a later Append. Only records whose loss loses no content
+// may be appended this way (post-images, pre-images of absent paths).
+func (w *Writer) AppendDeferred(recs ...*Record) error {
+	return w.append(recs, false)
+}
+
+// Sync makes every record appended so far durable.
+func (w *Writer) Sync() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f == nil || !w.dirty {
+		return nil
+	}
+	if err := datasync(w.f); err != nil {
+		return fmt.Errorf("sync %s: %w", w.path, err)
+	}
+	w.dirty = false
+	return nil
 }

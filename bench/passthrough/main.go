@@ -49,7 +49,7 @@ type workload struct {
 func main() {
 	flag.Parse()
 	if *ckfsBin == "" || *loopbackBin == "" {
-		log.Fatal("need -ckfs and -loopback")
+		fatal("need -ckfs and -loopback")
 	}
 	work, err := os.MkdirTemp("", "ckfs-bench-")
 	check(err)
@@ -64,13 +64,16 @@ func main() {
 		{name: "ckfs, no window", setup: ckfsDir, wrap: plain},
 		{name: "ckfs, in a window", setup: ckfsDir, wrap: inWindow},
 	}
-	modSrc, _ := filepath.Abs(".")
+	modSrc := filepath.Join(work, "module")
+	here, _ := filepath.Abs(".")
+	check(os.Mkdir(modSrc, 0o755))
+	sh(fmt.Sprintf("cd %s && git ls-files -z | xargs -0 cp --parents -t %s", here, modSrc))
 	workloads := []workload{
 		{fmt.Sprintf("untar Go src (%d files)", files), nil, func(d string) { sh("tar xf " + tarball + " -C " + d) }},
 		{"grep -r over that tree", func(d string) { sh("tar xf " + tarball + " -C " + d) }, func(d string) { shOK("grep -r -c zzqqxx " + d + "/src >/dev/null") }},
 		{"rm -rf of that tree", func(d string) { sh("tar xf " + tarball + " -C " + d) }, func(d string) { sh("rm -rf " + d + "/src") }},
 		{"go build ./... (warm cache)", func(d string) {
-			sh(fmt.Sprintf("cd %s && git ls-files -z | xargs -0 cp --parents -t %s", modSrc, d))
+			sh(fmt.Sprintf("cp -a %s/. %s/", modSrc, d))
 			sh("cd " + d + " && go build ./...")
 		}, func(d string) { sh("cd " + d + " && go build ./...") }},
 		{"create 10k small files", nil, func(d string) { smallFiles(d, 10000) }},
@@ -165,9 +168,10 @@ func loopbackDir(work string) (string, func()) {
 	out, err := c.StdoutPipe()
 	check(err)
 	check(c.Start())
+	cleanups = append(cleanups, func() { c.Process.Kill(); exec.Command("umount", "-l", mnt).Run() })
 	line, _ := bufio.NewReader(out).ReadString('\n')
 	if strings.TrimSpace(line) != "ready" {
-		log.Fatalf("loopback did not start: %q", line)
+		fatalf("loopback did not start: %q", line)
 	}
 	return mnt, func() {
 		c.Process.Signal(os.Interrupt)
@@ -184,6 +188,7 @@ func ckfsEnv(work string) []string {
 func ckfsDir(work string) (string, func()) {
 	d := freshDir(work, "ckfs")
 	ckfs(work, "/", "mount", d)
+	cleanups = append(cleanups, func() { c := exec.Command(*ckfsBin, "unmount", d); c.Env = ckfsEnv(work); c.Run(); exec.Command("umount", "-l", d).Run() })
 	return d, func() {
 		ckfs(work, "/", "unmount", d)
 		os.RemoveAll(d)
@@ -196,7 +201,7 @@ func ckfs(work, dir string, args ...string) string {
 	c.Env = ckfsEnv(work)
 	out, err := c.CombinedOutput()
 	if err != nil {
-		log.Fatalf("ckfs %v: %v\n%s", args, err, out)
+		fatalf("ckfs %v: %v\n%s", args, err, out)
 	}
 	return string(out)
 }
@@ -282,7 +287,7 @@ func memoryRow(work string, n int) string {
 func sh(cmd string) string {
 	out, err := exec.Command("sh", "-c", cmd).CombinedOutput()
 	if err != nil {
-		log.Fatalf("%s: %v\n%s", cmd, err, out)
+		fatalf("%s: %v\n%s", cmd, err, out)
 	}
 	return string(out)
 }
@@ -294,6 +299,18 @@ func shOK(cmd string) {
 
 func check(err error) {
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 }
+
+// cleanups undo what is mounted, so a failed run leaves nothing behind.
+var cleanups []func()
+
+func fatal(v ...any) {
+	for i := len(cleanups) - 1; i >= 0; i-- {
+		cleanups[i]()
+	}
+	log.Fatal(v...)
+}
+
+func fatalf(format string, a ...any) { fatal(fmt.Sprintf(format, a...)) }

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 )
 
@@ -55,8 +56,9 @@ const maxRequest = 64 << 10
 
 func socketPath(store string) string { return filepath.Join(store, "control.sock") }
 
-// serveControl accepts connections until ln is closed.
-func serveControl(ln *net.UnixListener, log *slog.Logger, handle func(request) reply) {
+// serveControl accepts connections until ln is closed. conns counts the
+// connections being served, so a stopping daemon can finish its replies.
+func serveControl(ln *net.UnixListener, conns *sync.WaitGroup, log *slog.Logger, handle func(request) reply) {
 	uid := os.Getuid()
 	for {
 		c, err := ln.AcceptUnix()
@@ -67,7 +69,11 @@ func serveControl(ln *net.UnixListener, log *slog.Logger, handle func(request) r
 			log.Error("control: accept", "err", err)
 			continue
 		}
-		go serveConn(c, uid, log, handle)
+		conns.Add(1)
+		go func() {
+			defer conns.Done()
+			serveConn(c, uid, log, handle)
+		}()
 	}
 }
 

@@ -154,7 +154,8 @@ func runDaemon(ctx context.Context, o daemonOptions, ready io.Writer) (err error
 		return fmt.Errorf("control socket %s: %w", sock, err)
 	}
 	os.Chmod(sock, 0o600)
-	go serveControl(ln, log, d.handle)
+	var conns sync.WaitGroup
+	go serveControl(ln, &conns, log, d.handle)
 
 	st := daemonState{PID: os.Getpid(), Root: o.Root, Mountpoint: o.Mountpoint, Socket: sock, Started: time.Now().UTC()}
 	b, _ := json.MarshalIndent(st, "", "  ")
@@ -175,6 +176,24 @@ func runDaemon(ctx context.Context, o daemonOptions, ready io.Writer) (err error
 	log.Info("mounted", "root", o.Root, "mountpoint", o.Mountpoint)
 	fmt.Fprintln(ready, "ok")
 
+	// Post-images are written without waiting for the disk; make them
+	// durable in batches.
+	syncDone := make(chan struct{})
+	defer close(syncDone)
+	go func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				if err := rec.Sync(); err != nil && !errors.Is(err, capture.ErrExclusiveClose) {
+					log.Error("periodic sync", "err", err)
+				}
+			case <-syncDone:
+				return
+			}
+		}
+	}()
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer signal.Stop(sigs)
@@ -198,6 +217,8 @@ func runDaemon(ctx context.Context, o daemonOptions, ready io.Writer) (err error
 		unmountHard(srv, o.Mountpoint, log)
 	}
 	ln.Close()
+	// Let the request that asked us to stop get its reply.
+	waitTimeout(&conns, 2*time.Second)
 	os.Remove(sock)
 	os.Remove(filepath.Join(o.Store, "daemon.json"))
 	if link != "" {
@@ -279,4 +300,13 @@ func codeOf(err error) int {
 		return ExitRefused
 	}
 	return ExitError
+}
+
+func waitTimeout(wg *sync.WaitGroup, d time.Duration) {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+	}
 }
