@@ -134,3 +134,38 @@ func Windows(records []Record) []Window {
 	}
 	return out
 }
+
+// History indexes a timeline by path, so the state of one path at any
+// checkpoint costs a binary search rather than a pass over the timeline.
+type History map[string][]*Record
+
+// NewHistory indexes the image records of records (in seq order).
+func NewHistory(records []Record) History {
+	h := History{}
+	for i := range records {
+		if records[i].IsImage() {
+			h[records[i].Path] = append(h[records[i].Path], &records[i])
+		}
+	}
+	return h
+}
+
+// At returns the state of path at checkpoint seq by the rules of StateAt;
+// false if the path was never recorded.
+func (h History) At(path string, seq uint64) (Entry, bool) {
+	recs := h[path]
+	if len(recs) == 0 {
+		return Entry{}, false
+	}
+	i := sort.Search(len(recs), func(i int) bool { return recs[i].Seq > seq })
+	if i > 0 {
+		return entryOf(recs[i-1], false), true
+	}
+	first := recs[0]
+	e := entryOf(first, true)
+	if !first.IsPreImage() && !e.Unknown {
+		e.Unknown = true
+		e.Reason = "no pre-image recorded before its first change"
+	}
+	return e, true
+}

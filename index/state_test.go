@@ -275,3 +275,20 @@ func TestCheckerCatchesMissingSeq(t *testing.T) {
 		t.Fatal("the property check never caught StateAt without its seq comparison")
 	}
 }
+
+// History.At agrees with StateAt for every path at every seq.
+func TestHistoryMatchesStateAt(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		m := runModel(t)
+		h := NewHistory(m.recs)
+		for seq := uint64(0); seq <= uint64(len(m.recs)); seq++ {
+			want := StateAt(m.recs, seq)
+			for p, e := range want {
+				got, ok := h.At(p, seq)
+				if !ok || got != e {
+					t.Fatalf("At(%q, %d) = %+v, want %+v", p, seq, got, e)
+				}
+			}
+		}
+	})
+}

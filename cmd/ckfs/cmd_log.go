@@ -1,0 +1,235 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ckfs-dev/ckfs/index"
+	"github.com/spf13/cobra"
+)
+
+// logEntry is one line of ckfs log: a window, a rewind, or a run of
+// changes made outside any window.
+type logEntry struct {
+	Kind       string    `json:"kind"` // window, rewind, outside
+	Checkpoint uint64    `json:"checkpoint"`
+	Before     uint64    `json:"before"` // the checkpoint just before it
+	ID         string    `json:"id,omitempty"`
+	Tool       string    `json:"tool,omitempty"`
+	Label      string    `json:"label,omitempty"`
+	Time       time.Time `json:"time"`
+	Open       bool      `json:"open,omitempty"` // a window still open
+	Target     uint64    `json:"target,omitempty"`
+	Files      []logFile `json:"files"`
+}
+
+type logFile struct {
+	Path    string `json:"path"`
+	Status  string `json:"status"` // added, deleted, modified, mode, type, skipped
+	Added   int    `json:"added"`
+	Removed int    `json:"removed"`
+	Binary  bool   `json:"binary,omitempty"`
+	Dir     bool   `json:"dir,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+func newLogCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "log",
+		Short: "List checkpoints, newest first, with the files each window changed",
+		Long: `List the timeline newest first: every tool window with its checkpoints, tool,
+label and time, and the files it changed with added and removed lines;
+changes made outside any window (your own edits) and rewinds are listed as
+such. Rewind with ckfs rewind --to CHECKPOINT (a seq shown here) or --to ID
+(just before that window).`,
+		Example: "  ckfs log\n  ckfs log --json | jq '.[0]'",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, err := openView(func() (string, *storeMeta, error) { return findStore(cmd, ".") })
+			if err != nil {
+				return err
+			}
+			entries := v.logEntries()
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(entries)
+			}
+			printLog(cmd.OutOrStdout(), entries)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func (v *workspaceView) logEntries() []logEntry {
+	h := index.NewHistory(v.records)
+	var out []logEntry
+	files := func(paths map[string]bool, before, after uint64) []logFile {
+		var fs []logFile
+		for _, p := range sortedKeys(paths) {
+			if f, ok := v.fileChange(h, p, before, after); ok {
+				fs = append(fs, f)
+			}
+		}
+		return fs
+	}
+	last := uint64(0)
+	if n := len(v.records); n > 0 {
+		last = v.records[n-1].Seq
+	}
+	for _, w := range index.Windows(v.records) {
+		e := logEntry{Kind: "window", ID: w.ID, Tool: w.Tool, Label: w.Label, Time: w.Open.Time, Before: w.Open.Seq, Checkpoint: last, Open: w.Close == nil}
+		if w.Close != nil {
+			e.Checkpoint = w.Close.Seq
+		}
+		ps := map[string]bool{}
+		for _, p := range w.Paths {
+			ps[p] = true
+		}
+		e.Files = files(ps, e.Before, e.Checkpoint)
+		out = append(out, e)
+	}
+	// Outside changes and rewinds, grouped between boundaries.
+	var cur *logEntry
+	curPaths := map[string]bool{}
+	flushOutside := func() {
+		if cur != nil {
+			cur.Files = files(curPaths, cur.Before, cur.Checkpoint)
+			if len(cur.Files) > 0 {
+				out = append(out, *cur)
+			}
+			cur, curPaths = nil, map[string]bool{}
+		}
+	}
+	for i := range v.records {
+		r := &v.records[i]
+		switch {
+		case r.Kind == index.KindOutside:
+			if cur == nil {
+				cur = &logEntry{Kind: "outside", Before: r.Seq - 1, Time: r.Time}
+			}
+			cur.Checkpoint = r.Seq
+			curPaths[r.Path] = true
+		case r.Kind == index.KindRewind:
+			flushOutside()
+			e := logEntry{Kind: "rewind", ID: r.Op, Time: r.Time, Before: r.Seq, Checkpoint: r.Seq, Target: *r.Target}
+			// Its images follow it, with its op id as window.
+			ps := map[string]bool{}
+			for j := i + 1; j < len(v.records) && v.records[j].Window == r.Op; j++ {
+				ps[v.records[j].Path] = true
+				e.Checkpoint = v.records[j].Seq
+			}
+			e.Files = files(ps, e.Before, e.Checkpoint)
+			out = append(out, e)
+		case r.IsBoundary():
+			flushOutside()
+		}
+	}
+	flushOutside()
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Before > out[j].Before })
+	return out
+}
+
+// fileChange describes how path changed between two checkpoints; false if
+// it did not (a file created and deleted inside the window).
+func (v *workspaceView) fileChange(h index.History, path string, before, after uint64) (logFile, bool) {
+	b, _ := h.At(path, before)
+	a, _ := h.At(path, after)
+	f := logFile{Path: path}
+	switch {
+	case a.Unknown || b.Unknown:
+		f.Status, f.Reason = "skipped", a.Reason+b.Reason
+		if a.Unknown && a.Reason == "" {
+			f.Reason = b.Reason
+		}
+		return f, true
+	case !b.Exists() && !a.Exists():
+		return f, false
+	case !b.Exists():
+		f.Status = "added"
+	case !a.Exists():
+		f.Status = "deleted"
+	case a.Type != b.Type:
+		f.Status = "type"
+	case a.Hash != b.Hash:
+		f.Status = "modified"
+	case a.Mode != b.Mode:
+		f.Status = "mode"
+		return f, true
+	default:
+		return f, false
+	}
+	if a.Type == index.TypeDir || b.Type == index.TypeDir {
+		f.Dir = true
+		return f, true
+	}
+	from, _ := v.content(b.State)
+	to, _ := v.content(a.State)
+	f.Added, f.Removed, f.Binary = lineCounts(from, to)
+	return f, true
+}
+
+func printLog(out io.Writer, entries []logEntry) {
+	if len(entries) == 0 {
+		fmt.Fprintln(out, "no checkpoints yet: writes inside windows (ckfs window open, ckfs run, agent hooks) appear here")
+		return
+	}
+	mark := map[string]string{"added": "A", "deleted": "D", "modified": "M", "mode": "m", "type": "T", "skipped": "!"}
+	for _, e := range entries {
+		when := e.Time.Local().Format("2006-01-02 15:04:05")
+		switch e.Kind {
+		case "window":
+			state := fmt.Sprintf("checkpoints %d..%d", e.Before, e.Checkpoint)
+			if e.Open {
+				state = fmt.Sprintf("from checkpoint %d, still open", e.Before)
+			}
+			fmt.Fprintf(out, "window %s  %s  %s  %s", e.ID, e.Tool, when, state)
+			if e.Label != "" {
+				fmt.Fprintf(out, "\n    %q", trunc(e.Label, 100))
+			}
+			fmt.Fprintln(out)
+		case "rewind":
+			fmt.Fprintf(out, "rewind %s  to checkpoint %d  %s  (checkpoint %d is just before it)\n", e.ID, e.Target, when, e.Before)
+		case "outside":
+			fmt.Fprintf(out, "outside any window (your own edits)  %s  checkpoints %d..%d\n", when, e.Before, e.Checkpoint)
+		}
+		for _, f := range e.Files {
+			detail := ""
+			switch {
+			case f.Status == "skipped":
+				detail = "not stored: " + f.Reason
+			case f.Binary:
+				detail = "binary"
+			case f.Dir:
+				detail = "directory"
+			case f.Status == "added" || f.Status == "deleted" || f.Status == "modified" || f.Status == "type":
+				detail = fmt.Sprintf("+%d -%d", f.Added, f.Removed)
+			}
+			fmt.Fprintf(out, "    %s %s  %s\n", mark[f.Status], f.Path, detail)
+		}
+	}
+}
+
+func trunc(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/ckfs-dev/ckfs/index"
+	"github.com/spf13/cobra"
+)
+
+func newShowCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "show CHECKPOINT:PATH",
+		Short: "Print a file as it was at a checkpoint",
+		Long: `Print the bytes of PATH (relative to the workspace root) as they were at
+CHECKPOINT: a seq from ckfs log, a window id (just before that window) or
+"now". For a symlink, its target is printed.`,
+		Example: "  ckfs show 14:src/main.go\n  ckfs show toolu_01ABC:README.md > README.before",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cp, path, ok := strings.Cut(args[0], ":")
+			if !ok {
+				return withCode(ExitUsage, "want CHECKPOINT:PATH, got %q", args[0])
+			}
+			if err := index.ValidatePath(path); err != nil {
+				return withCode(ExitUsage, "%v", err)
+			}
+			v, err := openView(func() (string, *storeMeta, error) { return findStore(cmd, ".") })
+			if err != nil {
+				return err
+			}
+			seq, err := v.checkpoint(cp)
+			if err != nil {
+				return err
+			}
+			e, known := index.NewHistory(v.records).At(path, seq)
+			switch {
+			case !known:
+				return withCode(ExitError, "%s was never recorded: ckfs knows only files written through the mount", path)
+			case e.Unknown:
+				return withCode(ExitError, "%s at checkpoint %d: content not stored (%s)", path, seq, e.Reason)
+			case e.Type == index.TypeAbsent:
+				return withCode(ExitError, "%s did not exist at checkpoint %d", path, seq)
+			case e.Type == index.TypeDir:
+				return withCode(ExitError, "%s was a directory at checkpoint %d", path, seq)
+			}
+			b, err := v.content(e.State)
+			if err != nil {
+				return err
+			}
+			_, err = cmd.OutOrStdout().Write(b)
+			return err
+		},
+	}
+}
