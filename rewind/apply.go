@@ -163,14 +163,19 @@ func (a *Applier) do(o Op) error {
 	return fmt.Errorf("unknown action %q", o.Action)
 }
 
-// record appends the rewind record and the before and after images.
+// record appends, in one batch, the before images of every path the
+// rewind wrote, the rewind record, and the after images. The before images
+// come first so that the rewind record's seq is a checkpoint holding
+// exactly what was on disk before it, changes ckfs never recorded (and
+// that --force overwrote) included: undo rewinds to it.
 func (a *Applier) record(op string, target uint64, steps []Step) error {
 	tgt := target
-	recs := []*index.Record{{Kind: index.KindRewind, Op: op, Target: &tgt}}
+	var recs []*index.Record
 	for _, s := range steps {
 		cur := s.Current
 		recs = append(recs, &index.Record{Kind: index.KindBefore, Window: op, Path: s.Path, State: &cur})
 	}
+	recs = append(recs, &index.Record{Kind: index.KindRewind, Op: op, Target: &tgt})
 	for _, s := range steps {
 		now, err := a.Dir.State(s.Path)
 		if err != nil {

@@ -120,7 +120,7 @@ func (v *workspaceView) logEntries() []logEntry {
 		case r.Kind == index.KindRewind:
 			flushOutside()
 			e := logEntry{Kind: "rewind", ID: r.Op, Time: r.Time, Before: r.Seq, Checkpoint: r.Seq, Target: *r.Target}
-			// Its images follow it, with its op id as window.
+			// Its after images follow it, with its op id as window.
 			ps := map[string]bool{}
 			for j := i + 1; j < len(v.records) && v.records[j].Window == r.Op; j++ {
 				ps[v.records[j].Path] = true

@@ -1,0 +1,392 @@
+package rewind_test
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/ckfs-dev/ckfs/capture"
+	"github.com/ckfs-dev/ckfs/cas"
+	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/rewind"
+	"golang.org/x/sys/unix"
+)
+
+// ws is a workspace recorded by a real capture.Recorder (told about each
+// change as the FUSE layer would) and rewound by the real applier.
+type ws struct {
+	t     *testing.T
+	root  string
+	store string
+	cas   *cas.Local
+	tl    *index.Writer
+	rec   *capture.Recorder
+	fd    int
+}
+
+func newWS(t *testing.T) *ws {
+	t.Helper()
+	w := &ws{t: t, root: t.TempDir(), store: t.TempDir()}
+	var err error
+	if w.cas, err = cas.Open(w.store, nil); err != nil {
+		t.Fatal(err)
+	}
+	if w.tl, _, err = index.OpenWriter(w.store, index.WriterOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if w.fd, err = unix.Open(w.root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.tl.Close(); unix.Close(w.fd) })
+	if w.rec, err = capture.New(capture.Options{Store: w.cas, Timeline: w.tl, Source: capture.NewDirSource(w.fd)}); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func (w *ws) p(rel string) string { return filepath.Join(w.root, rel) }
+
+// write writes a file as a tool would through the mount.
+func (w *ws) write(rel, content string) {
+	w.t.Helper()
+	w.must(w.rec.WriterOpened(rel))
+	os.MkdirAll(filepath.Dir(w.p(rel)), 0o755)
+	w.must(os.WriteFile(w.p(rel), []byte(content), 0o644))
+	w.must(w.rec.WriterReleased(rel))
+}
+
+func (w *ws) remove(rel string) {
+	w.t.Helper()
+	w.must(w.rec.BeforeChange(rel))
+	w.must(os.Remove(w.p(rel)))
+}
+
+func (w *ws) mkdir(rel string) {
+	w.t.Helper()
+	w.must(w.rec.BeforeChange(rel))
+	w.must(os.Mkdir(w.p(rel), 0o755))
+}
+
+func (w *ws) window(id string, fn func()) (before, after uint64) {
+	w.t.Helper()
+	before, err := w.rec.OpenWindow(id, "test", "")
+	w.must(err)
+	fn()
+	after, err = w.rec.CloseWindow(id)
+	w.must(err)
+	return before, after
+}
+
+func (w *ws) must(err error) {
+	w.t.Helper()
+	if err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func (w *ws) records() []index.Record {
+	w.t.Helper()
+	w.must(w.rec.Flush())
+	recs, _, err := index.Load(filepath.Join(w.store, index.TimelineFile))
+	w.must(err)
+	return recs
+}
+
+func (w *ws) env(hook func(int, rewind.Op) error) rewind.Env {
+	return rewind.Env{
+		Records: w.records(),
+		Applier: &rewind.Applier{Store: w.cas, Dir: rewind.NewDir(w.fd), JournalDir: rewind.JournalDir(w.store),
+			Root: w.root, Append: w.tl.Append, AfterOp: hook},
+		Check: rewind.CheckInput{StoreRoot: w.root, WorkRoot: w.root},
+	}
+}
+
+// snapshot describes the whole tree: type, mode and content of every path.
+func snapshot(t *testing.T, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == root {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		info, _ := d.Info()
+		var st syscall.Stat_t
+		syscall.Lstat(p, &st)
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			target, _ := os.Readlink(p)
+			out[rel] = "link:" + target
+		case d.IsDir():
+			out[rel] = fmt.Sprintf("dir %o", st.Mode&0o7777)
+		default:
+			b, _ := os.ReadFile(p)
+			out[rel] = fmt.Sprintf("file %o %q", st.Mode&0o7777, b)
+		}
+		_ = info
+		return nil
+	})
+	return out
+}
+
+func sameTree(t *testing.T, what string, got, want map[string]string) {
+	t.Helper()
+	var diffs []string
+	for k, v := range want {
+		if got[k] != v {
+			diffs = append(diffs, fmt.Sprintf("%s: %s, want %s", k, got[k], v))
+		}
+	}
+	for k, v := range got {
+		if _, ok := want[k]; !ok {
+			diffs = append(diffs, fmt.Sprintf("%s: %s, want absent", k, v))
+		}
+	}
+	sort.Strings(diffs)
+	if len(diffs) > 0 {
+		t.Fatalf("%s:\n  %s", what, strings.Join(diffs, "\n  "))
+	}
+}
+
+// A scenario used by several tests: two windows and their snapshots.
+func scenario(t *testing.T) (w *ws, cps []uint64, snaps []map[string]string) {
+	w = newWS(t)
+	os.WriteFile(w.p("a.txt"), []byte("a0\n"), 0o644)
+	os.WriteFile(w.p("keep.txt"), []byte("keep\n"), 0o644)
+	snap0 := snapshot(t, w.root)
+	b1, a1 := w.window("w1", func() {
+		w.write("a.txt", "a1\n")
+		w.mkdir("d")
+		w.write("d/new.txt", "new\n")
+	})
+	snap1 := snapshot(t, w.root)
+	_, a2 := w.window("w2", func() {
+		w.write("a.txt", "a2\n")
+		w.remove("d/new.txt")
+		w.must(w.rec.BeforeChange("link"))
+		w.must(os.Symlink("a.txt", w.p("link")))
+	})
+	snap2 := snapshot(t, w.root)
+	return w, []uint64{b1, a1, a2}, []map[string]string{snap0, snap1, snap2}
+}
+
+func TestRewindToEveryCheckpointAndUndo(t *testing.T) {
+	w, cps, snaps := scenario(t)
+	for _, order := range [][]int{{0, 1, 2}, {2, 0, 1}, {1, 2, 0, 0}} {
+		for _, i := range order {
+			before := snapshot(t, w.root)
+			out, err := rewind.Run(w.env(nil), rewind.Request{Target: cps[i], Apply: true})
+			if err != nil {
+				t.Fatalf("rewind to %d: %v", cps[i], err)
+			}
+			sameTree(t, fmt.Sprintf("after rewind to checkpoint %d", cps[i]), snapshot(t, w.root), snaps[i])
+			if len(out.Plan.Steps) > 0 {
+				target, _, err := rewind.UndoTarget(w.records())
+				w.must(err)
+				if _, err := rewind.Run(w.env(nil), rewind.Request{Target: target, Apply: true}); err != nil {
+					t.Fatalf("undo: %v", err)
+				}
+				sameTree(t, "after undo", snapshot(t, w.root), before)
+				if _, err := rewind.Run(w.env(nil), rewind.Request{Target: cps[i], Apply: true}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+}
+
+func TestPreviewWritesNothing(t *testing.T) {
+	w, cps, _ := scenario(t)
+	before := snapshot(t, w.root)
+	recsBefore, _ := os.ReadFile(filepath.Join(w.store, index.TimelineFile))
+	out, err := rewind.Run(w.env(nil), rewind.Request{Target: cps[0]})
+	if err != nil || out.Applied || len(out.Plan.Steps) == 0 {
+		t.Fatalf("preview: %+v %v", out, err)
+	}
+	sameTree(t, "after a preview", snapshot(t, w.root), before)
+	recsAfter, _ := os.ReadFile(filepath.Join(w.store, index.TimelineFile))
+	if string(recsAfter) != string(recsBefore) {
+		t.Error("a preview appended to the timeline")
+	}
+}
+
+// Each safety check refuses the whole rewind and leaves every file
+// byte-identical.
+func TestSafetyChecksRefuse(t *testing.T) {
+	cases := map[string]struct {
+		prepare func(w *ws, env *rewind.Env)
+		force   bool // --force lets it through
+	}{
+		"root": {prepare: func(w *ws, env *rewind.Env) { env.Check.StoreRoot = "/somewhere/else" }},
+		"journal": {prepare: func(w *ws, env *rewind.Env) {
+			rewind.WriteJournal(rewind.JournalDir(w.store), &rewind.Journal{V: 1, Op: "r-old", Root: w.root})
+			env.Check.Pending, _ = rewind.PendingJournals(rewind.JournalDir(w.store))
+		}},
+		"windows": {prepare: func(w *ws, env *rewind.Env) { env.Check.OpenWindows = []string{"toolu_1"} }},
+		"unrecorded changes": {prepare: func(w *ws, env *rewind.Env) {
+			os.WriteFile(w.p("a.txt"), []byte("changed behind ckfs's back\n"), 0o644)
+		}, force: true},
+		"your own edits": {prepare: func(w *ws, env *rewind.Env) {
+			w.write("a.txt", "my own edit\n") // no window open: an outside change
+			env.Records = w.records()
+		}, force: true},
+		"unrecorded files in removed directories": {prepare: func(w *ws, env *rewind.Env) {
+			os.WriteFile(w.p("d/untracked.txt"), []byte("not recorded\n"), 0o644)
+		}},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			w, cps, _ := scenario(t)
+			env := w.env(nil)
+			c.prepare(w, &env)
+			before := snapshot(t, w.root)
+			out, err := rewind.Run(env, rewind.Request{Target: cps[0], Apply: true})
+			var re *rewind.RefusedError
+			if !errors.As(err, &re) || !errors.Is(err, rewind.ErrRefused) {
+				t.Fatalf("rewind was not refused: %v", err)
+			}
+			failed := ""
+			for _, ch := range out.Report.Checks {
+				if !ch.OK {
+					failed = ch.Name
+				}
+			}
+			if failed != name {
+				t.Errorf("refused by %q, want %q", failed, name)
+			}
+			sameTree(t, "after a refused rewind", snapshot(t, w.root), before)
+			if !strings.Contains(err.Error(), "--force") || !strings.Contains(err.Error(), "preview") {
+				t.Errorf("the refusal does not name the ways out: %v", err)
+			}
+			if c.force {
+				if _, err := rewind.Run(env, rewind.Request{Target: cps[0], Apply: true, Force: true}); err != nil {
+					t.Fatalf("--force: %v", err)
+				}
+				// What --force overwrote was captured: undo brings it back.
+				target, _, _ := rewind.UndoTarget(w.records())
+				if _, err := rewind.Run(w.env(nil), rewind.Request{Target: target, Apply: true, Force: true}); err != nil {
+					t.Fatal(err)
+				}
+				sameTree(t, "after undoing a forced rewind", snapshot(t, w.root), before)
+			}
+		})
+	}
+}
+
+func TestNewerMtimeOnlyWarns(t *testing.T) {
+	w, cps, snaps := scenario(t)
+	future := w.p("a.txt")
+	now := unix.NsecToTimespec(1 << 62)
+	unix.UtimesNanoAt(unix.AT_FDCWD, future, []unix.Timespec{now, now}, 0)
+	out, err := rewind.Run(w.env(nil), rewind.Request{Target: cps[0], Apply: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	warned := false
+	for _, c := range out.Report.Checks {
+		if c.Name == "modification times" && c.Warn && len(c.Paths) == 1 {
+			warned = true
+		}
+	}
+	if !warned {
+		t.Errorf("no mtime warning: %+v", out.Report)
+	}
+	sameTree(t, "rewound", snapshot(t, w.root), snaps[0])
+}
+
+// An apply that fails part way keeps the journal and blocks further
+// rewinds; --rollback puts back exactly the pre-rewind tree.
+func TestFailureAtEveryStepRollsBack(t *testing.T) {
+	w0, cps0, _ := scenario(t)
+	n := len(must(rewind.MakePlan(w0.records(), cps0[0], rewind.NewDir(w0.fd))).Ordered())
+	for k := -1; k < n; k++ {
+		for _, errno := range []error{syscall.ENOSPC, syscall.EACCES} {
+			t.Run(fmt.Sprintf("after op %d/%v", k, errno), func(t *testing.T) {
+				w, cps, _ := scenario(t)
+				before := snapshot(t, w.root)
+				hook := func(i int, _ rewind.Op) error {
+					if i == k {
+						return errno
+					}
+					return nil
+				}
+				_, err := rewind.Run(w.env(hook), rewind.Request{Target: cps[0], Apply: true, Op: "r-fail"})
+				var ae *rewind.ApplyError
+				if !errors.As(err, &ae) || !errors.Is(err, errno) || !strings.Contains(err.Error(), "--rollback r-fail") {
+					t.Fatalf("failed apply: %v", err)
+				}
+				pending, _ := rewind.PendingJournals(rewind.JournalDir(w.store))
+				env := w.env(nil)
+				env.Check.Pending = pending
+				if _, err := rewind.Run(env, rewind.Request{Target: cps[1], Apply: true}); !errors.Is(err, rewind.ErrRefused) {
+					t.Fatalf("a rewind ran while a journal was pending: %v", err)
+				}
+				if err := w.env(nil).Applier.Rollback("r-fail"); err != nil {
+					t.Fatal(err)
+				}
+				sameTree(t, "after rollback", snapshot(t, w.root), before)
+				if p, _ := rewind.PendingJournals(rewind.JournalDir(w.store)); len(p) != 0 {
+					t.Errorf("journal left after rollback: %v", p)
+				}
+			})
+		}
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// Nothing is ever written outside the root: not through a symlink that
+// points out, not through "..", not through an absolute path.
+func TestHostilePathsAreRefused(t *testing.T) {
+	w := newWS(t)
+	outside := t.TempDir()
+	os.Symlink(outside, w.p("esc"))
+	d := rewind.NewDir(w.fd)
+	for _, p := range []string{"esc/x", "../x", "/etc/x", "a/../../x", "esc"} {
+		err := d.WriteFile(p, strings.NewReader("pwned"), 0o644)
+		if p == "esc" {
+			// Replacing the symlink itself is inside the root and allowed.
+			if err != nil {
+				t.Errorf("replace symlink esc: %v", err)
+			}
+			continue
+		}
+		if !errors.Is(err, rewind.ErrUnsafePath) {
+			t.Errorf("WriteFile(%q): %v, want ErrUnsafePath", p, err)
+		}
+		if err := d.Remove(p); !errors.Is(err, rewind.ErrUnsafePath) {
+			t.Errorf("Remove(%q): %v", p, err)
+		}
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+		t.Fatalf("something was written outside the root: %v", ents)
+	}
+	for _, j := range []string{
+		`{"v":1,"op":"r-1","target":0,"root":"/r","created":"2026-12-01T00:00:00Z","paths":[{"path":"../x","target":{"hash":null,"size":0,"mtime":0,"mode":0,"type":"absent"},"current":{"hash":null,"size":0,"mtime":0,"mode":0,"type":"absent"}}]}`,
+		`{"v":1,"op":"r-1","target":0,"root":"/r","created":"2026-12-01T00:00:00Z","paths":[{"path":"/etc/passwd","target":{"hash":null,"size":0,"mtime":0,"mode":0,"type":"absent"},"current":{"hash":null,"size":0,"mtime":0,"mode":0,"type":"absent"}}]}`,
+		`{"v":1,"op":"../../x","target":0,"root":"/r","created":"2026-12-01T00:00:00Z","paths":[]}`,
+		`{"v":1,"op":"r-1","target":0,"root":"relative","created":"2026-12-01T00:00:00Z","paths":[]}`,
+		`{"v":2,"op":"r-1","target":0,"root":"/r","created":"2026-12-01T00:00:00Z","paths":[]}`,
+	} {
+		if _, err := rewind.ParseJournal([]byte(j)); err == nil {
+			t.Errorf("ParseJournal accepted %s", j)
+		}
+	}
+	// A record path with a symlink component is refused by the applier.
+	os.Mkdir(w.p("real"), 0o755)
+	os.Symlink("real", w.p("via"))
+	if _, err := d.State("via/x"); !errors.Is(err, rewind.ErrUnsafePath) {
+		t.Errorf("State through an in-root symlink: %v", err)
+	}
+}
