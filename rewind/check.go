@@ -83,6 +83,7 @@ func CheckPlan(records []index.Record, plan *Plan, in CheckInput) *Report {
 			"a tool window is open (a tool may be writing): close it with ckfs window close")})
 
 	last := index.LastImage(records)
+	changer := lastChanger(records)
 	var dirty, outside, newer, touched []string
 	for _, s := range plan.Steps {
 		touched = append(touched, s.Path)
@@ -99,7 +100,7 @@ func CheckPlan(records []index.Record, plan *Plan, in CheckInput) *Report {
 		switch {
 		case !same:
 			dirty = append(dirty, fmt.Sprintf("%s (on disk: %s; last recorded: %s)", s.Path, describe(cur), describe(lastSt)))
-		case rec.Kind == index.KindOutside:
+		case changer[s.Path] == index.KindOutside:
 			outside = append(outside, s.Path)
 		case cur.Type != index.TypeDir && cur.MTime > lastSt.MTime:
 			newer = append(newer, s.Path)
@@ -154,4 +155,25 @@ func short(h string) string {
 		return h[:19]
 	}
 	return h
+}
+
+// lastChanger returns, for every path, the kind of the record that last
+// changed its state. An outside pre-image taken for a handle still open at
+// a boundary changes nothing and does not count: only a change made outside
+// any window is the user's own edit.
+func lastChanger(records []index.Record) map[string]index.Kind {
+	prev := map[string]index.State{}
+	out := map[string]index.Kind{}
+	for i := range records {
+		r := &records[i]
+		if !r.IsImage() {
+			continue
+		}
+		p, seen := prev[r.Path]
+		if seen && !p.SameContent(*r.State) && !r.IsPreImage() {
+			out[r.Path] = r.Kind
+		}
+		prev[r.Path] = *r.State
+	}
+	return out
 }

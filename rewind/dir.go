@@ -25,6 +25,13 @@ type Dir struct {
 // NewDir returns a Dir for the directory open at fd (O_PATH is enough).
 func NewDir(fd int) *Dir { return &Dir{fd: fd} }
 
+// errNotDir marks a path element that is a file or a symlink.
+var errNotDir = notDirError{}
+
+type notDirError struct{}
+
+func (notDirError) Error() string { return "" }
+
 // ErrUnsafePath means a path cannot be used without leaving the root or
 // passing through a symlink.
 var ErrUnsafePath = errors.New("unsafe path")
@@ -45,7 +52,7 @@ func (d *Dir) parent(rel string) (int, string, error) {
 		unix.Close(fd)
 		if err != nil {
 			if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
-				return -1, "", fmt.Errorf("%w: %s: element %q is not a directory (a symlink or a file)", ErrUnsafePath, rel, e)
+				return -1, "", fmt.Errorf("%w: %s: element %q is not a directory (a symlink or a file)%w", ErrUnsafePath, rel, e, errNotDir)
 			}
 			return -1, "", &os.PathError{Op: "open", Path: rel, Err: err}
 		}
@@ -55,11 +62,13 @@ func (d *Dir) parent(rel string) (int, string, error) {
 }
 
 // State returns what is at rel now, with the hash of its content (not
-// stored). A path whose parent is missing is absent.
+// stored). A path whose parent is missing, or is not a real directory (a
+// file or a symlink stands where the directory was), does not exist as
+// recorded: it is absent.
 func (d *Dir) State(rel string) (index.State, error) {
 	pfd, base, err := d.parent(rel)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENOENT) {
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENOENT) || errors.Is(err, errNotDir) {
 			return index.State{Type: index.TypeAbsent}, nil
 		}
 		return index.State{}, err

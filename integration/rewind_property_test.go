@@ -1,0 +1,179 @@
+package integration
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"github.com/ckfs-dev/ckfs/capture"
+	"github.com/ckfs-dev/ckfs/cas"
+	"github.com/ckfs-dev/ckfs/fusefs"
+	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/internal/testenv"
+	"github.com/ckfs-dev/ckfs/rewind"
+	"golang.org/x/sys/unix"
+	"pgregory.net/rapid"
+)
+
+// inproc is a ckfs mount served in this process, mounted in place, with
+// the daemon's rewind path (capture stopped, kernel caches invalidated).
+type inproc struct {
+	root, store string
+	rec         *capture.Recorder
+	fsys        *fusefs.FS
+	cas         *cas.Local
+	fd          int
+	unmount     func()
+}
+
+func mountInProc(t testing.TB) *inproc {
+	testenv.RequireFUSE(t)
+	m := &inproc{root: t.TempDir(), store: t.TempDir()}
+	var err error
+	if m.cas, err = cas.Open(m.store, nil); err != nil {
+		t.Fatal(err)
+	}
+	tl, _, err := index.OpenWriter(m.store, index.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.fd, err = unix.Open(m.root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
+		t.Fatal(err)
+	}
+	if m.rec, err = capture.New(capture.Options{Store: m.cas, Timeline: tl, Source: capture.NewDirSource(m.fd)}); err != nil {
+		t.Fatal(err)
+	}
+	if m.fsys, err = fusefs.New(m.fd, m.root, m.rec); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := m.fsys.Mount(m.root, fusefs.Options{InPlace: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.unmount = func() {
+		if err := srv.Unmount(); err != nil {
+			t.Errorf("unmount: %v", err)
+		}
+		m.rec.Close()
+		tl.Close()
+		unix.Close(m.fd)
+	}
+	return m
+}
+
+// rewindTo runs a file rewind the way the daemon does.
+func (m *inproc) rewindTo(target uint64) (*rewind.Outcome, error) {
+	var out *rewind.Outcome
+	err := m.rec.Exclusive(func(appendFn func(...*index.Record) error, open []string) error {
+		recs, _, err := index.Load(filepath.Join(m.store, index.TimelineFile))
+		if err != nil {
+			return err
+		}
+		env := rewind.Env{
+			Records: recs,
+			Applier: &rewind.Applier{Store: m.cas, Dir: rewind.NewDir(m.fd), JournalDir: rewind.JournalDir(m.store), Root: m.root, Append: appendFn},
+			Check:   rewind.CheckInput{StoreRoot: m.root, WorkRoot: m.root, OpenWindows: open},
+		}
+		out, err = rewind.Run(env, rewind.Request{Target: target, Apply: true})
+		return err
+	})
+	if out != nil {
+		for _, s := range out.Plan.Steps {
+			m.fsys.Invalidate(s.Path)
+		}
+	}
+	return out, err
+}
+
+var propNames = []string{"a", "b", "d", "d/a", "d/b", "d/e", "d/e/c", "e", "e/a"}
+
+// tree reads the workspace through the mount.
+func tree(t *rapid.T, root string) string {
+	var lines []string
+	filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
+		if err != nil || p == root {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, p)
+		var st unix.Stat_t
+		unix.Lstat(p, &st)
+		switch {
+		case info.Mode()&os.ModeSymlink != 0:
+			target, _ := os.Readlink(p)
+			lines = append(lines, rel+" -> "+target)
+		case info.IsDir():
+			lines = append(lines, fmt.Sprintf("%s/ %o", rel, st.Mode&0o7777))
+		default:
+			b, _ := os.ReadFile(p)
+			lines = append(lines, fmt.Sprintf("%s %o %q", rel, st.Mode&0o7777, b))
+		}
+		return nil
+	})
+	sort.Strings(lines)
+	return fmt.Sprint(lines)
+}
+
+// TestRewindPropertyThroughMount plays random windows of random operations
+// (create, edit, delete, rename, mkdir, rmdir, symlink, chmod) through a
+// real mount, snapshots the tree after each window, then rewinds to every
+// checkpoint in random order and requires each snapshot back byte for
+// byte, read through the mount: files created later disappear, directories
+// created later are removed, deleted ones come back.
+func TestRewindPropertyThroughMount(t *testing.T) {
+	testenv.RequireFUSE(t)
+	rapid.Check(t, func(rt *rapid.T) {
+		m := mountInProc(t)
+		defer m.unmount()
+		old := unix.Umask(0o022)
+		defer unix.Umask(old)
+		p := func(n string) string { return filepath.Join(m.root, n) }
+		snaps := map[uint64]string{}
+		var cps []uint64
+		windows := rapid.IntRange(1, 4).Draw(rt, "windows")
+		for w := range windows {
+			id := fmt.Sprintf("w%d", w)
+			open, err := m.rec.OpenWindow(id, "prop", "")
+			if err != nil {
+				rt.Fatal(err)
+			}
+			if w == 0 {
+				snaps[open], cps = tree(rt, m.root), append(cps, open)
+			}
+			for range rapid.IntRange(1, 8).Draw(rt, "ops") {
+				a := rapid.SampledFrom(propNames).Draw(rt, "path")
+				switch rapid.IntRange(0, 7).Draw(rt, "op") {
+				case 0, 1:
+					os.WriteFile(p(a), []byte(rapid.SampledFrom([]string{"x", "y\n", "zz\nzz\n", ""}).Draw(rt, "content")), 0o644)
+				case 2:
+					os.Remove(p(a))
+				case 3:
+					os.Rename(p(a), p(rapid.SampledFrom(propNames).Draw(rt, "to")))
+				case 4:
+					os.Mkdir(p(a), 0o755)
+				case 5:
+					os.Symlink(rapid.SampledFrom([]string{"a", "../b", "nowhere"}).Draw(rt, "target"), p(a))
+				case 6:
+					os.Chmod(p(a), os.FileMode(rapid.SampledFrom([]uint32{0o600, 0o755, 0o644}).Draw(rt, "mode")))
+				case 7:
+					os.RemoveAll(p(a))
+				}
+			}
+			closeSeq, err := m.rec.CloseWindow(id)
+			if err != nil {
+				rt.Fatal(err)
+			}
+			snaps[closeSeq], cps = tree(rt, m.root), append(cps, closeSeq)
+		}
+		order := rapid.Permutation(cps).Draw(rt, "order")
+		for _, cp := range order {
+			if _, err := m.rewindTo(cp); err != nil {
+				rt.Fatalf("rewind to %d: %v", cp, err)
+			}
+			if got := tree(rt, m.root); got != snaps[cp] {
+				rt.Fatalf("after rewind to %d the mount shows\n%s\nwant\n%s", cp, got, snaps[cp])
+			}
+		}
+	})
+}
