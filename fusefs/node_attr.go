@@ -14,8 +14,9 @@ import (
 func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
 	if in.Valid&(fuse.FATTR_SIZE|fuse.FATTR_MODE|fuse.FATTR_UID|fuse.FATTR_GID|fuse.FATTR_MTIME|fuse.FATTR_MTIME_NOW) != 0 {
 		rel, ok := n.rel()
-		if !ok {
-			// Deleted but still open: its pre-image was taken at unlink.
+		if !ok || rel == "" {
+			// Deleted but still open (its pre-image was taken at unlink),
+			// or the root, whose own attributes are not recorded.
 			return n.LoopbackNode.Setattr(ctx, unwrap(f), in, out)
 		}
 		if err := n.fsys.hooks.BeforeChange(rel); err != nil {

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ckfs-dev/ckfs/index"
 	"github.com/hanwen/go-fuse/v2/posixtest"
@@ -149,4 +150,18 @@ func TestTruncateUnlinkSymlinkLink(t *testing.T) {
 	if before["hard"].Exists() || m.get(after["hard"].Hash) != "012" {
 		t.Errorf("link: %+v -> %+v", before["hard"], after["hard"])
 	}
+}
+
+// The root's own attributes are not recorded, but changing them works
+// (cp -a sets the times of the directory it copies into).
+func TestRootSetattr(t *testing.T) {
+	m := mount(t, true)
+	m.open("w")
+	if err := os.Chtimes(m.mnt, time.Unix(1, 0), time.Unix(2, 0)); err != nil {
+		t.Fatalf("utimes on the mount root: %v", err)
+	}
+	if err := os.Chmod(m.mnt, 0o750); err != nil {
+		t.Fatalf("chmod on the mount root: %v", err)
+	}
+	m.close("w")
 }

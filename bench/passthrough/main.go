@@ -188,7 +188,12 @@ func ckfsEnv(work string) []string {
 func ckfsDir(work string) (string, func()) {
 	d := freshDir(work, "ckfs")
 	ckfs(work, "/", "mount", d)
-	cleanups = append(cleanups, func() { c := exec.Command(*ckfsBin, "unmount", d); c.Env = ckfsEnv(work); c.Run(); exec.Command("umount", "-l", d).Run() })
+	cleanups = append(cleanups, func() {
+		c := exec.Command(*ckfsBin, "unmount", d)
+		c.Env = ckfsEnv(work)
+		c.Run()
+		exec.Command("umount", "-l", d).Run()
+	})
 	return d, func() {
 		ckfs(work, "/", "unmount", d)
 		os.RemoveAll(d)
