@@ -123,7 +123,9 @@ func TestRewindKilledAtEveryStep(t *testing.T) {
 	w := mountWorkspace(t, rewindSetup)
 	w.twoWindows()
 	w.unmount()
-	snapshot := func() string { return w.shIn(w.root, "find . -exec ls -ld --time-style=+ {} + | sort; cat a.txt src/*") }
+	snapshot := func() string {
+		return w.shIn(w.root, "find . -exec ls -ld --time-style=+ {} + | sort; cat a.txt src/*")
+	}
 	before := snapshot()
 	journal := filepath.Join(w.store, "journal")
 	for k := -1; ; k++ {

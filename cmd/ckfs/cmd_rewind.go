@@ -236,8 +236,19 @@ func (v *workspaceView) printOutcome(out io.Writer, what string, o *rewind.Outco
 	for _, u := range o.Plan.CannotRestore {
 		fmt.Fprintf(out, "  cannot restore %s: %s\n", u.Path, u.Reason)
 	}
-	fmt.Fprintln(out, "checks:")
+	quiet := o.Applied
 	for _, c := range o.Report.Checks {
+		quiet = quiet && c.OK && !c.Warn
+	}
+	if quiet {
+		fmt.Fprintf(out, "checks: all %d passed\n", len(o.Report.Checks))
+	} else {
+		fmt.Fprintln(out, "checks:")
+	}
+	for _, c := range o.Report.Checks {
+		if quiet {
+			break
+		}
 		mark := "ok  "
 		switch {
 		case !c.OK:
