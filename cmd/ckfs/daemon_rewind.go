@@ -15,7 +15,11 @@ func (d *daemon) rewind(req request) reply {
 	var out *rewind.Outcome
 	var touched []string
 	err := d.rec.Exclusive(func(appendFn func(...*index.Record) error, openWindows []string) error {
-		env, err := rewindEnv(d.o.Store, d.o.Root, d.o.Root, d.store, d.rootFd, appendFn, openWindows)
+		meta, err := readMeta(d.o.Store)
+		if err != nil {
+			return err
+		}
+		env, err := rewindEnv(d.o.Store, meta.Root, d.o.Root, d.store, d.rootFd, appendFn, openWindows)
 		if err != nil {
 			return err
 		}
