@@ -101,6 +101,14 @@ done`, files-1)
 		for i := 0; i < 100 && alive(w.pid); i++ {
 			time.Sleep(10 * time.Millisecond)
 		}
+		if k == 0 {
+			c := exec.Command(ckfsBin, "status", "--json", w.root)
+			c.Dir, c.Env = filepath.Dir(w.root), w.env()
+			out, _ := c.CombinedOutput()
+			if !strings.Contains(string(out), `"state": "dead"`) || !strings.Contains(string(out), "ckfs unmount") {
+				t.Errorf("status after the daemon was killed:\n%s", out)
+			}
+		}
 		if out, err := w.ckfsErr("unmount", w.root); err != nil || !strings.Contains(out, "cleaned up") {
 			t.Fatalf("kill %d: unmount of the dead mount: %v\n%s", k, err, out)
 		}

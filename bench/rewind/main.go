@@ -1,0 +1,149 @@
+// Command rewind measures ckfs rewinds: a rewind of 1,000 changed files,
+// mounted (through the daemon) and unmounted (on the plain directory), and
+// the preview of a rewind over a 100k-record timeline. It drives the real
+// ckfs binary and prints a Markdown table.
+//
+//	go run ./bench/rewind -ckfs PATH [-files 1000] [-records 100000] [-n 3]
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ckfs-dev/ckfs/cas"
+	"github.com/ckfs-dev/ckfs/index"
+)
+
+var (
+	ckfsBin = flag.String("ckfs", "", "ckfs binary")
+	nFiles  = flag.Int("files", 1000, "files changed by the rewound window")
+	nRecs   = flag.Int("records", 100000, "records in the timeline of the preview row")
+	runs    = flag.Int("n", 3, "runs; the median is reported")
+)
+
+func main() {
+	flag.Parse()
+	if *ckfsBin == "" {
+		log.Fatal("need -ckfs")
+	}
+	work, err := os.MkdirTemp("", "ckfs-rewind-bench-")
+	check(err)
+	defer os.RemoveAll(work)
+	var mounted, unmounted, preview []time.Duration
+	for i := range *runs {
+		m, u := rewindFiles(filepath.Join(work, fmt.Sprintf("files-%d", i)))
+		mounted, unmounted = append(mounted, m), append(unmounted, u)
+		preview = append(preview, previewLarge(filepath.Join(work, fmt.Sprintf("preview-%d", i))))
+	}
+	out, _ := exec.Command("uname", "-sr").Output()
+	fmt.Printf("ckfs rewind benchmark — %s, %d CPUs, %s, %s; median of %d runs, wall time of the ckfs command\n\n",
+		time.Now().Format("2006-01-02"), runtime.NumCPU(), strings.TrimSpace(string(out)), runtime.Version(), *runs)
+	fmt.Println("| operation | seconds |")
+	fmt.Println("|---|---|")
+	fmt.Printf("| rewind of %d changed files, mounted | %.3f |\n", *nFiles, median(mounted).Seconds())
+	fmt.Printf("| rewind of %d changed files, unmounted | %.3f |\n", *nFiles, median(unmounted).Seconds())
+	fmt.Printf("| preview over a %d-record timeline | %.3f |\n", *nRecs, median(preview).Seconds())
+}
+
+// rewindFiles changes every file of a workspace in one window, rewinds it
+// mounted, then undoes that rewind unmounted; both restore nFiles files.
+func rewindFiles(dir string) (mounted, unmounted time.Duration) {
+	repo := filepath.Join(dir, "repo")
+	check(os.MkdirAll(repo, 0o755))
+	body := strings.Repeat("func f() int { return 42 } // some source text\n", 40)
+	for i := range *nFiles {
+		d := filepath.Join(repo, fmt.Sprintf("pkg%02d", i%50))
+		check(os.MkdirAll(d, 0o755))
+		check(os.WriteFile(filepath.Join(d, fmt.Sprintf("f%04d.go", i)), []byte(body), 0o644))
+	}
+	env := append(os.Environ(), "CKFS_HOME="+filepath.Join(dir, "home"))
+	ckfs(env, "/", "mount", repo)
+	ckfs(env, repo, "run", "--", "sh", "-c", `for f in pkg*/*.go; do echo "// edited" >> "$f"; done`)
+	start := time.Now()
+	ckfs(env, repo, "rewind", "--files", "--last", "1")
+	mounted = time.Since(start)
+	ckfs(env, "/", "unmount", repo)
+	start = time.Now()
+	ckfs(env, repo, "rewind", "--files", "--undo")
+	unmounted = time.Since(start)
+	return mounted, unmounted
+}
+
+// previewLarge writes a timeline of nRecs records (windows editing a few
+// hundred files in turn) for a real workspace and times the preview of a
+// rewind to its middle.
+func previewLarge(dir string) time.Duration {
+	repo, home := filepath.Join(dir, "repo"), filepath.Join(dir, "home")
+	check(os.MkdirAll(repo, 0o755))
+	env := append(os.Environ(), "CKFS_HOME="+home)
+	// Create the store the normal way, then append records directly.
+	ckfs(env, "/", "mount", repo)
+	ckfs(env, "/", "unmount", repo)
+	stores, _ := filepath.Glob(filepath.Join(home, "repo-*"))
+	store := stores[0]
+	s, err := cas.Open(store, nil)
+	check(err)
+	w, _, err := index.OpenWriter(store, index.WriterOptions{NoSync: true})
+	check(err)
+	const paths = 500
+	versions := map[string]int{}
+	state := func(p string, v int) *index.State {
+		b := []byte(fmt.Sprintf("%s version %d\n", p, v))
+		h, _, err := s.PutDeferred(b)
+		check(err)
+		return &index.State{Hash: index.Hash(h.String()), Size: int64(len(b)), Mode: 0o644, Type: index.TypeFile}
+	}
+	n := 0
+	for win := 0; n < *nRecs; win++ {
+		id := fmt.Sprintf("w%d", win)
+		recs := []*index.Record{{Kind: index.KindOpen, Window: id, Tool: "Edit"}}
+		for k := range 8 {
+			p := fmt.Sprintf("src/f%03d.go", (win*8+k)%paths)
+			v := versions[p]
+			recs = append(recs, &index.Record{Kind: index.KindBefore, Window: id, Path: p, State: state(p, v)},
+				&index.Record{Kind: index.KindAfter, Window: id, Path: p, State: state(p, v+1)})
+			versions[p] = v + 1
+		}
+		recs = append(recs, &index.Record{Kind: index.KindClose, Window: id})
+		check(w.Append(recs...))
+		n += len(recs)
+	}
+	check(w.Close())
+	check(s.Sync())
+	check(os.MkdirAll(filepath.Join(repo, "src"), 0o755))
+	for p, v := range versions {
+		check(os.WriteFile(filepath.Join(repo, p), []byte(fmt.Sprintf("%s version %d\n", p, v)), 0o644))
+	}
+	start := time.Now()
+	ckfs(env, repo, "rewind", "--to", fmt.Sprint(n/2))
+	return time.Since(start)
+}
+
+func ckfs(env []string, dir string, args ...string) string {
+	c := exec.Command(*ckfsBin, args...)
+	c.Dir, c.Env = dir, env
+	out, err := c.CombinedOutput()
+	if err != nil {
+		log.Fatalf("ckfs %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+func median(ts []time.Duration) time.Duration {
+	sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
+	return ts[len(ts)/2]
+}
+
+func check(err error) {
+	if err != nil {
+		log.Fatal(err)
+	}
+}
