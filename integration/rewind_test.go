@@ -18,10 +18,14 @@ func (w *workspace) read(rel string) string {
 	return string(b)
 }
 
-// exitCode runs ckfs and returns its output and exit code.
+// exitCode runs ckfs in the workspace and returns its output and exit code.
 func (w *workspace) exitCode(env []string, args ...string) (string, int) {
+	return w.exitCodeIn(w.root, env, args...)
+}
+
+func (w *workspace) exitCodeIn(dir string, env []string, args ...string) (string, int) {
 	c := exec.Command(ckfsBin, args...)
-	c.Dir = w.root
+	c.Dir = dir
 	c.Env = append(w.env(), env...)
 	out, err := c.CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); ok {

@@ -58,6 +58,9 @@ serving, with the daemon running in the background.`,
 }
 
 func runMount(ctx context.Context, o mountOptions, stdout, stderr io.Writer) error {
+	if m, err := readMeta(o.Store); err == nil && m.Root != o.Root {
+		return withCode(ExitRefused, "store %s serves %s, not %s: use another --store", o.Store, m.Root, o.Root)
+	}
 	if st, err := readDaemonState(o.Store); err == nil && processAlive(st.PID) {
 		return withCode(ExitBusy, "%s is already mounted at %s by daemon pid %d: ckfs unmount %s first", o.Root, st.Mountpoint, st.PID, st.Mountpoint)
 	}

@@ -1,0 +1,86 @@
+package integration
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A second mount of the same workspace is refused with exit code 5, and a
+// store that serves another root refuses to be used for this one.
+func TestMountRefusals(t *testing.T) {
+	w := mountWorkspace(t, `echo x > a.txt`)
+	out, code := w.exitCodeIn("/", nil, "mount", w.root)
+	if code != 5 || !strings.Contains(out, "already mounted") {
+		t.Fatalf("second mount: exit %d\n%s", code, out)
+	}
+	other := filepath.Join(filepath.Dir(w.root), "other")
+	os.Mkdir(other, 0o755)
+	out, code = w.exitCodeIn("/", nil, "mount", "--store", w.store, other)
+	if code == 0 || !strings.Contains(out, "serves "+w.root) {
+		t.Fatalf("mount of another root with this store: exit %d\n%s", code, out)
+	}
+	if b, _ := os.ReadFile("/proc/self/mountinfo"); strings.Contains(string(b), " "+other+" ") {
+		exec.Command("umount", "-l", other).Run()
+		t.Fatal("the other root was mounted")
+	}
+	// The store must not live inside the workspace it serves.
+	inside := filepath.Join(filepath.Dir(w.root), "third")
+	os.Mkdir(inside, 0o755)
+	out, code = w.exitCodeIn("/", nil, "mount", "--store", filepath.Join(inside, ".ckfs"), inside)
+	if code == 0 || !strings.Contains(out, "inside the workspace") {
+		t.Fatalf("store inside the workspace: exit %d\n%s", code, out)
+	}
+}
+
+// An unmount from inside the busy workspace names what keeps it busy.
+func TestUnmountBusy(t *testing.T) {
+	w := mountWorkspace(t, "")
+	sleeper := exec.Command("sleep", "30")
+	sleeper.Dir = w.root
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	out, code := w.exitCodeIn("/", nil, "unmount", w.root)
+	sleeper.Process.Kill()
+	sleeper.Wait()
+	if code != 5 || !strings.Contains(out, "sleep") {
+		t.Fatalf("unmount of a busy workspace: exit %d\n%s", code, out)
+	}
+}
+
+// In a git repository the rewind consults git status for the paths it
+// touches and reports uncommitted changes.
+func TestRewindConsultsGit(t *testing.T) {
+	w := mountWorkspace(t, `git init -q . && printf 'v1\n' > a.txt && git add a.txt && git commit -qm one`)
+	w.window("w1", `printf 'v2\n' > a.txt`)
+	out := w.ckfs("rewind", "--to", "w1")
+	if !strings.Contains(out, "git shows uncommitted changes") || !strings.Contains(out, "a.txt") {
+		t.Fatalf("preview in a git repository:\n%s", out)
+	}
+}
+
+// --abandon forgets a failed rewind's journal and leaves the files alone.
+func TestRewindAbandon(t *testing.T) {
+	w := mountWorkspace(t, rewindSetup)
+	w.twoWindows()
+	w.unmount()
+	_, code := w.exitCode([]string{"CKFS_TEST_REWIND_FAIL_AT=1:ENOSPC"}, "rewind", "--files", "--to", "w1")
+	if code != 1 {
+		t.Fatalf("injected failure: exit %d", code)
+	}
+	ents, _ := os.ReadDir(filepath.Join(w.store, "journal"))
+	if len(ents) != 1 {
+		t.Fatalf("%d journals", len(ents))
+	}
+	partial := w.sh("ls -lR; cat a.txt")
+	w.ckfs("rewind", "--abandon", strings.TrimSuffix(ents[0].Name(), ".json"))
+	if got := w.sh("ls -lR; cat a.txt"); got != partial {
+		t.Fatal("--abandon changed the workspace")
+	}
+	if ents, _ := os.ReadDir(filepath.Join(w.store, "journal")); len(ents) != 0 {
+		t.Fatal("journal left after --abandon")
+	}
+}
