@@ -55,7 +55,7 @@ var benchSizes = []struct {
 // store's overhead reads as a ratio: compare Put/x with RawPut/x and Get/x
 // with RawGet/x (bench/cas prints the ratios).
 func BenchmarkStore(b *testing.B) {
-	enc, _ := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)))
+	enc, _ := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)), zstd.WithEncoderCRC(false))
 	dec, _ := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0))
 	for _, kind := range []string{"text", "random"} {
 		for _, sz := range benchSizes {

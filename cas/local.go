@@ -66,7 +66,7 @@ func Open(dir string, opts *Options) (*Local, error) {
 			return nil, fmt.Errorf("open object store %s: %w", dir, err)
 		}
 	}
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)))
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)), zstd.WithEncoderCRC(false))
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +220,7 @@ func (l *Local) getStreamEncoder(w io.Writer) *zstd.Encoder {
 		e.Reset(w)
 		return e
 	}
-	e, err := zstd.NewWriter(w, zstd.WithEncoderConcurrency(1))
+	e, err := zstd.NewWriter(w, zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(false))
 	if err != nil {
 		panic(err) // only invalid options fail
 	}
