@@ -67,3 +67,31 @@ func FuzzScan(f *testing.F) {
 		})
 	})
 }
+
+// Load (parallel) and Scan (streaming) agree on every input.
+func FuzzLoadMatchesScan(f *testing.F) {
+	var all bytes.Buffer
+	for _, l := range seedLines[:7] {
+		all.WriteString(l + "\n")
+	}
+	f.Add(all.Bytes())
+	f.Add(all.Bytes()[:all.Len()-9])
+	f.Add([]byte("{}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var scanned []Record
+		serr := Scan(bytes.NewReader(data), func(r *Record) error { scanned = append(scanned, *r); return nil })
+		loaded, tail, _ := parseAll(data)
+		if len(scanned) != len(loaded) {
+			t.Fatalf("Scan read %d records, Load %d", len(scanned), len(loaded))
+		}
+		if (serr == nil) != (tail == nil) {
+			t.Fatalf("Scan error %v, Load tail %v", serr, tail)
+		}
+		if tail != nil {
+			le := serr.(*LineError)
+			if le.Line != tail.Line || le.Torn != tail.Torn {
+				t.Fatalf("Scan stopped at %+v, Load at %+v", le, tail)
+			}
+		}
+	})
+}

@@ -109,8 +109,7 @@ func TestJSONForm(t *testing.T) {
 func TestParseRecordRefusals(t *testing.T) {
 	cases := map[string]string{
 		`{"v":2,"seq":1,"time":"2026-12-01T09:00:00Z","kind":"open","window":"w","future":1}`:                                                            "unknown record format version 2",
-		`{"v":1,"seq":1,"time":"2026-12-01T09:00:00Z","kind":"open","window":"w","x":1}`:                                                                 "unknown field",
-		`{"v":1,"seq":1,"time":"2026-12-01T09:00:00Z","kind":"open","window":"w"} {}`:                                                                    "trailing data",
+		`{"v":1,"seq":1,"time":"2026-12-01T09:00:00Z","kind":"open","window":"w"} {}`:                                                                    "after top-level value",
 		`{"v":1,"seq":1,"time":"2026-12-01T09:00:00Z","kind":"after","window":"w","path":"a","hash":"md5:00","size":0,"mtime":0,"mode":0,"type":"file"}`: "hash",
 		`not json`: "invalid character",
 	}

@@ -70,6 +70,11 @@ func (a *Applier) Apply(plan *Plan, op string) error {
 		}
 		j.Paths = append(j.Paths, JournalPath{Path: s.Path, Target: s.Target, Current: s.Current})
 	}
+	// Everything rollback would need is in the store; make it durable in
+	// one go before the journal promises it.
+	if err := a.syncStore(); err != nil {
+		return err
+	}
 	if err := WriteJournal(a.JournalDir, j); err != nil {
 		return fmt.Errorf("write rewind journal: %w", err)
 	}
@@ -83,6 +88,11 @@ func (a *Applier) Apply(plan *Plan, op string) error {
 		if err := a.hook(i, o); err != nil {
 			return &ApplyError{Op: op, Err: err}
 		}
+	}
+	// Files were written without a sync each (the journal covers a crash
+	// until here); make them durable before the timeline says so.
+	if err := a.Dir.SyncFS(); err != nil {
+		return &ApplyError{Op: op, Err: err}
 	}
 	if err := a.record(op, plan.Target, plan.Steps); err != nil {
 		return &ApplyError{Op: op, Err: err}
@@ -117,7 +127,11 @@ func (a *Applier) saveCurrent(s Step) error {
 	if err != nil {
 		return fmt.Errorf("capture %s before overwriting it: %w", s.Path, err)
 	}
-	h, _, err := a.Store.Put(b)
+	put := a.Store.Put
+	if d, ok := a.Store.(deferredStore); ok {
+		put = d.PutDeferred // synced once, in syncStore, before the journal
+	}
+	h, _, err := put(b)
 	if err != nil {
 		return fmt.Errorf("capture %s before overwriting it: %w", s.Path, err)
 	}
@@ -158,7 +172,7 @@ func (a *Applier) do(o Op) error {
 		defer rc.Close()
 		// The stream verifies the content as it is copied; a corrupt
 		// object fails before the rename, leaving the file as it was.
-		return a.Dir.WriteFile(o.Path, rc, t.Mode)
+		return a.Dir.writeFile(o.Path, rc, t.Mode, false)
 	}
 	return fmt.Errorf("unknown action %q", o.Action)
 }
@@ -177,9 +191,18 @@ func (a *Applier) record(op string, target uint64, steps []Step) error {
 	}
 	recs = append(recs, &index.Record{Kind: index.KindRewind, Op: op, Target: &tgt})
 	for _, s := range steps {
-		now, err := a.Dir.State(s.Path)
+		// What was written is the target, verified as it was copied: take
+		// only the new times from the disk.
+		now, err := a.Dir.Stat(s.Path)
 		if err != nil {
 			return err
+		}
+		if now.Type == s.Target.Type && now.Type != index.TypeAbsent {
+			now.Hash, now.Size = s.Target.Hash, s.Target.Size
+		} else if now.Type != index.TypeAbsent && now.Type != index.TypeDir {
+			if now, err = a.Dir.State(s.Path); err != nil {
+				return err
+			}
 		}
 		recs = append(recs, &index.Record{Kind: index.KindAfter, Window: op, Path: s.Path, State: &now})
 	}
@@ -208,10 +231,16 @@ func (a *Applier) Rollback(op string) error {
 			return err
 		}
 	}
+	if err := a.syncStore(); err != nil {
+		return err
+	}
 	for _, o := range plan.Ordered() {
 		if err := a.do(o); err != nil {
 			return fmt.Errorf("rollback %s: %w (the journal is kept; fix the cause and run it again)", op, err)
 		}
+	}
+	if err := a.Dir.SyncFS(); err != nil {
+		return err
 	}
 	if len(plan.Steps) > 0 {
 		if err := a.record(op+"-rollback", j.Target, plan.Steps); err != nil {
@@ -227,6 +256,19 @@ func (a *Applier) Abandon(op string) error {
 		return err
 	}
 	return RemoveJournal(a.JournalDir, op)
+}
+
+// deferredStore is a store that can batch durability (cas.Local).
+type deferredStore interface {
+	PutDeferred([]byte) (cas.Hash, bool, error)
+	Sync() error
+}
+
+func (a *Applier) syncStore() error {
+	if d, ok := a.Store.(deferredStore); ok {
+		return d.Sync()
+	}
+	return nil
 }
 
 var errNoRewind = errors.New("there is no rewind to undo")

@@ -170,6 +170,12 @@ func tempName(base string) string {
 // WriteFile replaces rel with content and mode atomically: temp file in the
 // same directory, write, exact mode, fsync, rename, fsync the directory.
 func (d *Dir) WriteFile(rel string, content io.Reader, mode uint32) error {
+	return d.writeFile(rel, content, mode, true)
+}
+
+// writeFile is WriteFile; without sync it leaves durability to a later
+// SyncFS (the rewind journal covers a crash in between).
+func (d *Dir) writeFile(rel string, content io.Reader, mode uint32, sync bool) error {
 	pfd, base, err := d.parent(rel)
 	if err != nil {
 		return err
@@ -191,6 +197,9 @@ func (d *Dir) WriteFile(rel string, content io.Reader, mode uint32) error {
 		if err := unix.Fchmod(fd, mode); err != nil {
 			return err
 		}
+		if !sync {
+			return nil
+		}
 		return f.Sync()
 	}()
 	if cerr := f.Close(); werr == nil {
@@ -203,7 +212,48 @@ func (d *Dir) WriteFile(rel string, content io.Reader, mode uint32) error {
 		unix.Unlinkat(pfd, tmp, 0)
 		return &os.PathError{Op: "write", Path: rel, Err: werr}
 	}
+	if !sync {
+		return nil
+	}
 	return unix.Fsync(pfd)
+}
+
+// SyncFS makes everything written to the workspace's filesystem durable.
+func (d *Dir) SyncFS() error {
+	fd, err := unix.Openat(d.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return syncfs(fd)
+}
+
+// Stat returns the state of rel without its content hash (type, size,
+// mode, mtime); absent if it does not exist.
+func (d *Dir) Stat(rel string) (index.State, error) {
+	pfd, base, err := d.parent(rel)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENOENT) || errors.Is(err, errNotDir) {
+			return index.State{Type: index.TypeAbsent}, nil
+		}
+		return index.State{}, err
+	}
+	defer unix.Close(pfd)
+	var st unix.Stat_t
+	if err := unix.Fstatat(pfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return index.State{Type: index.TypeAbsent}, nil
+		}
+		return index.State{}, &os.PathError{Op: "stat", Path: rel, Err: err}
+	}
+	s := index.State{Size: st.Size, MTime: st.Mtim.Sec*1e9 + st.Mtim.Nsec, Mode: uint32(st.Mode) & 0o7777, Type: index.TypeFile}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		s.Type, s.Size = index.TypeDir, 0
+	case unix.S_IFLNK:
+		s.Type = index.TypeSymlink
+	}
+	return s, nil
 }
 
 // Symlink replaces rel with a symlink to target.

@@ -27,6 +27,7 @@ var (
 	nFiles  = flag.Int("files", 1000, "files changed by the rewound window")
 	nRecs   = flag.Int("records", 100000, "records in the timeline of the preview row")
 	runs    = flag.Int("n", 3, "runs; the median is reported")
+	profile = flag.String("profile", "", "write a CPU profile of the preview command to this file")
 )
 
 func main() {
@@ -121,6 +122,9 @@ func previewLarge(dir string) time.Duration {
 	check(os.MkdirAll(filepath.Join(repo, "src"), 0o755))
 	for p, v := range versions {
 		check(os.WriteFile(filepath.Join(repo, p), []byte(fmt.Sprintf("%s version %d\n", p, v)), 0o644))
+	}
+	if *profile != "" {
+		env = append(env, "CKFS_CPUPROFILE="+*profile)
 	}
 	start := time.Now()
 	ckfs(env, repo, "rewind", "--to", fmt.Sprint(n/2))

@@ -197,7 +197,13 @@ func (v *workspaceView) local(fn func(rewind.Env) error) error {
 	if err != nil {
 		return err
 	}
-	env, err := rewindEnv(v.store, v.meta.Root, root, cs, fd, w.Append, nil)
+	// The view's records were read before the lock was taken: use them
+	// only if nothing was appended since.
+	recs := v.records
+	if n := len(recs); n > 0 && w.LastSeq() != recs[n-1].Seq || n == 0 && w.LastSeq() != 0 {
+		recs = nil
+	}
+	env, err := rewindEnv(v.store, v.meta.Root, root, cs, fd, w.Append, nil, recs)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"syscall"
 	"time"
@@ -85,6 +86,8 @@ func runDaemon(ctx context.Context, o daemonOptions, ready io.Writer) (err error
 			fmt.Fprintf(ready, "error: %v\n", err)
 		}
 	}()
+	// A long-running daemon keeps its heap small.
+	debug.SetGCPercent(100)
 	// The kernel has already applied the caller's umask to the modes it
 	// sends; the daemon must not apply its own on top.
 	syscall.Umask(0)

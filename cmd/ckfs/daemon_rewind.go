@@ -19,7 +19,7 @@ func (d *daemon) rewind(req request) reply {
 		if err != nil {
 			return err
 		}
-		env, err := rewindEnv(d.o.Store, meta.Root, d.o.Root, d.store, d.rootFd, appendFn, openWindows)
+		env, err := rewindEnv(d.o.Store, meta.Root, d.o.Root, d.store, d.rootFd, appendFn, openWindows, nil)
 		if err != nil {
 			return err
 		}

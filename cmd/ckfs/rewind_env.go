@@ -19,13 +19,20 @@ import (
 // rewindEnv assembles what rewind.Run needs. gitDir is how git reaches the
 // workspace (never through the mount from the daemon); extra is the
 // descriptor git must inherit for it, or nil.
-func rewindEnv(store string, storeRoot, workRoot string, cs cas.Store, rootFd int, appendFn func(...*index.Record) error, openWindows []string) (rewind.Env, error) {
-	recs, tail, err := index.Load(filepath.Join(store, index.TimelineFile))
-	if err != nil {
-		return rewind.Env{}, err
-	}
-	if tail != nil && !tail.Torn {
-		return rewind.Env{}, fmt.Errorf("timeline %s: %v: run ckfs verify before rewinding", filepath.Join(store, index.TimelineFile), tail)
+//
+// recs is the timeline if the caller has it (it must be current: read
+// under the store's lock); nil reads it.
+func rewindEnv(store string, storeRoot, workRoot string, cs cas.Store, rootFd int, appendFn func(...*index.Record) error, openWindows []string, recs []index.Record) (rewind.Env, error) {
+	if recs == nil {
+		var tail *index.LineError
+		var err error
+		recs, tail, err = index.Load(filepath.Join(store, index.TimelineFile))
+		if err != nil {
+			return rewind.Env{}, err
+		}
+		if tail != nil && !tail.Torn {
+			return rewind.Env{}, fmt.Errorf("timeline %s: %v: run ckfs verify before rewinding", filepath.Join(store, index.TimelineFile), tail)
+		}
 	}
 	pending, err := rewind.PendingJournals(rewind.JournalDir(store))
 	if err != nil {
