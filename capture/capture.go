@@ -73,7 +73,7 @@ type Recorder struct {
 	windows []openWindow           // open windows, oldest first; the last gets the writes
 	touched map[string]bool        // paths with a pre-image in the current period
 	last    map[string]index.State // last recorded state of each path
-	writers map[string]int         // open writable handles per path
+	writers map[*writer]struct{}   // open writable handles
 	stats   Stats
 }
 
@@ -106,7 +106,7 @@ func New(o Options) (*Recorder, error) {
 	r := &Recorder{
 		store: o.Store, tl: o.Timeline, src: o.Source, excl: ex,
 		maxSize: o.MaxFileSize, log: o.Logger,
-		touched: map[string]bool{}, last: map[string]index.State{}, writers: map[string]int{},
+		touched: map[string]bool{}, last: map[string]index.State{}, writers: map[*writer]struct{}{},
 	}
 	for p, rec := range index.LastImage(o.History) {
 		r.last[p] = *rec.State
@@ -266,7 +266,7 @@ func (r *Recorder) flushPeriod() error {
 // whose writable handles stay open across the boundary.
 func (r *Recorder) startPeriod() error {
 	clear(r.touched)
-	for _, p := range slices.Sorted(mapKeys(r.writers)) {
+	for _, p := range r.writerPaths() {
 		if err := r.touch(p); err != nil {
 			return err
 		}
@@ -274,15 +274,6 @@ func (r *Recorder) startPeriod() error {
 	return nil
 }
 
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
-}
 
 // BeforeChange takes the pre-image of rel if this is the first mutating
 // operation on it in the current period. It must return before the
@@ -324,40 +315,58 @@ func (r *Recorder) touchTree(rel string) error {
 	return nil
 }
 
+// writer is one open writable handle. Its path follows renames; a deleted
+// file's handle keeps the path it was deleted from.
+type writer struct{ path string }
+
 // WriterOpened is called before a handle opened for writing on rel is
 // handed out: it takes the pre-image (writes may then bypass the daemon)
-// and counts the handle.
-func (r *Recorder) WriterOpened(rel string) error {
+// and counts the handle. The returned release must be called exactly once
+// when the handle is released.
+func (r *Recorder) WriterOpened(rel string) (release func(), err error) {
 	if r.excl.Excluded(rel) {
-		return nil
+		return func() {}, nil
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := r.touch(rel); err != nil {
-		return err
+		return nil, err
 	}
-	r.writers[rel]++
-	return nil
+	w := &writer{path: rel}
+	r.writers[w] = struct{}{}
+	return func() { r.writerReleased(w) }, nil
 }
 
-// WriterReleased is called when a writable handle on rel is released (rel
-// is the path the file has now; "" if it was deleted). When the last one
-// goes, the post-image is recorded if the state changed.
-func (r *Recorder) WriterReleased(rel string) error {
-	if rel == "" || r.excl.Excluded(rel) {
-		return nil
-	}
+// writerReleased forgets the handle; when the last one on its path goes,
+// the post-image is recorded if the state changed. A failure is logged:
+// the next boundary records the post-image again.
+func (r *Recorder) writerReleased(w *writer) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.writers[rel] > 1 {
-		r.writers[rel]--
-		return nil
+	delete(r.writers, w)
+	if r.closed || !r.touched[w.path] {
+		return
 	}
-	delete(r.writers, rel)
-	if !r.touched[rel] {
-		return nil
+	for o := range r.writers {
+		if o.path == w.path {
+			return
+		}
 	}
-	return r.recordAfter(rel)
+	r.recordAfter(w.path)
+}
+
+// writerPaths returns the sorted paths with open writable handles.
+func (r *Recorder) writerPaths() []string {
+	set := map[string]bool{}
+	for w := range r.writers {
+		set[w.path] = true
+	}
+	out := make([]string, 0, len(set))
+	for p := range set {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Renamed moves the bookkeeping of open handles after a successful rename
@@ -365,20 +374,14 @@ func (r *Recorder) WriterReleased(rel string) error {
 func (r *Recorder) Renamed(oldRel, newRel string, exchange bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	moved := map[string]int{}
-	for p, n := range r.writers {
-		if np, ok := rebase(p, oldRel, newRel); ok {
-			moved[np] += n
-			delete(r.writers, p)
+	for w := range r.writers {
+		if np, ok := rebase(w.path, oldRel, newRel); ok {
+			w.path = np
 		} else if exchange {
-			if np, ok := rebase(p, newRel, oldRel); ok {
-				moved[np] += n
-				delete(r.writers, p)
+			if np, ok := rebase(w.path, newRel, oldRel); ok {
+				w.path = np
 			}
 		}
-	}
-	for p, n := range moved {
-		r.writers[p] += n
 	}
 }
 

@@ -53,7 +53,8 @@ func newEnv(t *testing.T, wrap func(cas.Store) cas.Store, opts capture.Options) 
 
 func (e *env) write(rel, content string) {
 	e.t.Helper()
-	if err := e.rec.WriterOpened(rel); err != nil {
+	release, err := e.rec.WriterOpened(rel)
+	if err != nil {
 		e.t.Fatal(err)
 	}
 	p := filepath.Join(e.root, rel)
@@ -61,9 +62,7 @@ func (e *env) write(rel, content string) {
 	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 		e.t.Fatal(err)
 	}
-	if err := e.rec.WriterReleased(rel); err != nil {
-		e.t.Fatal(err)
-	}
+	release()
 }
 
 func (e *env) records() []index.Record {
@@ -133,7 +132,8 @@ func TestOutsideAndBoundaries(t *testing.T) {
 	}
 	// A handle opened in the window and still open at close gets its
 	// post-image at close, and a fresh pre-image in the next period.
-	if err := e.rec.WriterOpened("log.txt"); err != nil {
+	release, err := e.rec.WriterOpened("log.txt")
+	if err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(e.root, "log.txt"), []byte("1\n"), 0o644)
@@ -141,9 +141,7 @@ func TestOutsideAndBoundaries(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(e.root, "log.txt"), []byte("1\n2\n"), 0o644)
-	if err := e.rec.WriterReleased("log.txt"); err != nil {
-		t.Fatal(err)
-	}
+	release()
 	want := []string{
 		"outside:notes.md:before", "outside:notes.md:after",
 		"open", "before:log.txt", "after:log.txt", "close",
@@ -221,11 +219,11 @@ func TestStoreFailureRefuses(t *testing.T) {
 	os.WriteFile(filepath.Join(e.root, "a"), []byte("precious\n"), 0o644)
 	e.rec.OpenWindow("w", "", "")
 	fs.FailPut(true)
-	if err := e.rec.WriterOpened("a"); !errors.Is(err, castest.ErrInjected) {
+	if _, err := e.rec.WriterOpened("a"); !errors.Is(err, castest.ErrInjected) {
 		t.Fatalf("WriterOpened with a failing store: %v", err)
 	}
 	fs.FailPut(false)
-	if err := e.rec.WriterOpened("a"); err != nil {
+	if _, err := e.rec.WriterOpened("a"); err != nil {
 		t.Fatalf("retry after the store recovered: %v", err)
 	}
 	if s := e.rec.Stats(); s.CaptureError != 1 {
@@ -260,5 +258,28 @@ func TestRenameTree(t *testing.T) {
 	}
 	if before["src/pkg/a.go"].Hash != after["lib/pkg/a.go"].Hash {
 		t.Error("moved content differs")
+	}
+}
+
+// A file deleted while a writable handle is open: its release still
+// records the deletion, and later boundaries stop taking pre-images of it.
+func TestDeletedWhileOpen(t *testing.T) {
+	e := newEnv(t, nil, capture.Options{})
+	os.WriteFile(filepath.Join(e.root, "tmp.txt"), []byte("x"), 0o644)
+	e.rec.OpenWindow("w1", "", "")
+	release, err := e.rec.WriterOpened("tmp.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.rec.BeforeChange("tmp.txt")
+	os.Remove(filepath.Join(e.root, "tmp.txt"))
+	release()
+	e.rec.CloseWindow("w1")
+	e.rec.OpenWindow("w2", "", "")
+	e.rec.CloseWindow("w2")
+	got := kinds(e.records())
+	want := []string{"open", "before:tmp.txt", "after:tmp.txt", "close", "open", "close"}
+	if !equal(got, want) {
+		t.Errorf("records %v, want %v", got, want)
 	}
 }

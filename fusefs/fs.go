@@ -33,8 +33,9 @@ import (
 type Hooks interface {
 	BeforeChange(rel string) error
 	BeforeRename(src, dst string, exchange bool) error
-	WriterOpened(rel string) error
-	WriterReleased(rel string) error
+	// WriterOpened takes the pre-image for a writable open; release is
+	// called once when the handle is released.
+	WriterOpened(rel string) (release func(), err error)
 	Renamed(oldRel, newRel string, exchange bool)
 }
 

@@ -24,15 +24,16 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 	if !ok {
 		return nil, 0, syscall.ENOENT
 	}
-	if err := n.fsys.hooks.WriterOpened(rel); err != nil {
+	release, err := n.fsys.hooks.WriterOpened(rel)
+	if err != nil {
 		return nil, 0, refuse(err)
 	}
 	fh, fl, errno := n.LoopbackNode.Open(ctx, flags)
 	if errno != 0 {
-		n.fsys.hooks.WriterReleased(rel)
+		release()
 		return nil, 0, errno
 	}
-	return &handle{LoopbackFile: fh.(*fs.LoopbackFile), n: n}, fl, 0
+	return &handle{LoopbackFile: fh.(*fs.LoopbackFile), release: release}, fl, 0
 }
 
 // Create is always a writable open of a name that did not exist (the
@@ -43,12 +44,13 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	if !ok {
 		return nil, nil, 0, syscall.ENOENT
 	}
-	if err := n.fsys.hooks.WriterOpened(rel); err != nil {
+	release, err := n.fsys.hooks.WriterOpened(rel)
+	if err != nil {
 		return nil, nil, 0, refuse(err)
 	}
 	in, fh, fl, errno := n.LoopbackNode.Create(ctx, name, flags, mode, out)
 	if errno != 0 {
-		n.fsys.hooks.WriterReleased(rel)
+		release()
 		return nil, nil, 0, errno
 	}
 	lf := fh.(*fs.LoopbackFile)
@@ -59,24 +61,19 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 			return nil, nil, 0, errno
 		}
 	}
-	child := in.Operations().(*node)
-	return in, &handle{LoopbackFile: lf, n: child}, fl, 0
+	return in, &handle{LoopbackFile: lf, release: release}, fl, 0
 }
 
 // handle is a writable file handle; releasing the last one on a path
 // records the post-image.
 type handle struct {
 	*fs.LoopbackFile
-	n *node
+	release func()
 }
 
 func (h *handle) Release(ctx context.Context) syscall.Errno {
 	errno := h.LoopbackFile.Release(ctx)
-	rel, ok := h.n.rel()
-	if !ok {
-		rel = ""
-	}
-	h.n.fsys.hooks.WriterReleased(rel)
+	h.release()
 	return errno
 }
 

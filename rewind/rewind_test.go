@@ -55,10 +55,11 @@ func (w *ws) p(rel string) string { return filepath.Join(w.root, rel) }
 // write writes a file as a tool would through the mount.
 func (w *ws) write(rel, content string) {
 	w.t.Helper()
-	w.must(w.rec.WriterOpened(rel))
+	release, err := w.rec.WriterOpened(rel)
+	w.must(err)
 	os.MkdirAll(filepath.Dir(w.p(rel)), 0o755)
 	w.must(os.WriteFile(w.p(rel), []byte(content), 0o644))
-	w.must(w.rec.WriterReleased(rel))
+	release()
 }
 
 func (w *ws) remove(rel string) {
