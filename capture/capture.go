@@ -274,7 +274,6 @@ func (r *Recorder) startPeriod() error {
 	return nil
 }
 
-
 // BeforeChange takes the pre-image of rel if this is the first mutating
 // operation on it in the current period. It must return before the
 // operation reaches the disk; an error means the operation must be refused.
