@@ -66,6 +66,15 @@ func (d *Dir) parent(rel string) (int, string, error) {
 // file or a symlink stands where the directory was), does not exist as
 // recorded: it is absent.
 func (d *Dir) State(rel string) (index.State, error) {
+	return d.stat(rel, true)
+}
+
+// Stat is State without reading contents: no hash.
+func (d *Dir) Stat(rel string) (index.State, error) {
+	return d.stat(rel, false)
+}
+
+func (d *Dir) stat(rel string, withHash bool) (index.State, error) {
 	pfd, base, err := d.parent(rel)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENOENT) || errors.Is(err, errNotDir) {
@@ -86,13 +95,20 @@ func (d *Dir) State(rel string) (index.State, error) {
 	case unix.S_IFDIR:
 		s.Type, s.Size = index.TypeDir, 0
 	case unix.S_IFLNK:
+		s.Type = index.TypeSymlink
+		if !withHash {
+			break
+		}
 		target, err := readlinkat(pfd, base)
 		if err != nil {
 			return s, &os.PathError{Op: "readlink", Path: rel, Err: err}
 		}
-		s.Type, s.Hash, s.Size = index.TypeSymlink, index.Hash(cas.Sum([]byte(target)).String()), int64(len(target))
+		s.Hash, s.Size = index.Hash(cas.Sum([]byte(target)).String()), int64(len(target))
 	case unix.S_IFREG:
 		s.Type = index.TypeFile
+		if !withHash {
+			break
+		}
 		h, n, err := d.hashFile(pfd, base)
 		if err != nil {
 			return s, &os.PathError{Op: "read", Path: rel, Err: err}
@@ -228,33 +244,7 @@ func (d *Dir) SyncFS() error {
 	return syncfs(fd)
 }
 
-// Stat returns the state of rel without its content hash (type, size,
-// mode, mtime); absent if it does not exist.
-func (d *Dir) Stat(rel string) (index.State, error) {
-	pfd, base, err := d.parent(rel)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENOENT) || errors.Is(err, errNotDir) {
-			return index.State{Type: index.TypeAbsent}, nil
-		}
-		return index.State{}, err
-	}
-	defer unix.Close(pfd)
-	var st unix.Stat_t
-	if err := unix.Fstatat(pfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		if errors.Is(err, unix.ENOENT) {
-			return index.State{Type: index.TypeAbsent}, nil
-		}
-		return index.State{}, &os.PathError{Op: "stat", Path: rel, Err: err}
-	}
-	s := index.State{Size: st.Size, MTime: st.Mtim.Sec*1e9 + st.Mtim.Nsec, Mode: uint32(st.Mode) & 0o7777, Type: index.TypeFile}
-	switch st.Mode & unix.S_IFMT {
-	case unix.S_IFDIR:
-		s.Type, s.Size = index.TypeDir, 0
-	case unix.S_IFLNK:
-		s.Type = index.TypeSymlink
-	}
-	return s, nil
-}
+
 
 // Symlink replaces rel with a symlink to target.
 func (d *Dir) Symlink(rel, target string) error {
