@@ -244,8 +244,6 @@ func (d *Dir) SyncFS() error {
 	return syncfs(fd)
 }
 
-
-
 // Symlink replaces rel with a symlink to target.
 func (d *Dir) Symlink(rel, target string) error {
 	pfd, base, err := d.parent(rel)
