@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ckfs-dev/ckfs/index"
 )
 
 // A second mount of the same workspace is refused with exit code 5, and a
@@ -82,5 +84,26 @@ func TestRewindAbandon(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(filepath.Join(w.store, "journal")); len(ents) != 0 {
 		t.Fatal("journal left after --abandon")
+	}
+}
+
+// Only one rewind at a time: while another process holds the store's lock
+// (a rewind in progress on the unmounted workspace), a rewind is refused.
+func TestRewindWhileLocked(t *testing.T) {
+	w := mountWorkspace(t, rewindSetup)
+	w.twoWindows()
+	w.unmount()
+	lock, _, err := index.OpenWriter(w.store, index.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := w.sh("ls -lR; cat a.txt")
+	out, code := w.exitCode(nil, "rewind", "--files", "--to", "w1")
+	lock.Close()
+	if code != 5 || !strings.Contains(out, "locked") {
+		t.Fatalf("rewind while locked: exit %d\n%s", code, out)
+	}
+	if w.sh("ls -lR; cat a.txt") != snap {
+		t.Fatal("the refused rewind changed the workspace")
 	}
 }
