@@ -95,3 +95,36 @@ func FuzzLoadMatchesScan(f *testing.F) {
 		}
 	})
 }
+
+// The fast path and encoding/json agree on every line the fast path takes.
+func FuzzFastParse(f *testing.F) {
+	for _, l := range seedLines {
+		f.Add([]byte(l))
+	}
+	f.Add([]byte(`{"v":1,"seq":01,"time":"2026-12-01T09:00:00Z","kind":"open","window":"w"}`))
+	f.Add([]byte(`{"v":1,"seq":1,"time":"2026-12-01T09:00:00Z","kind":"open","window":"a\u003cb"}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		fast, ok := fastParse(line)
+		if !ok {
+			return
+		}
+		var slow Record
+		if err := json.Unmarshal(line, &slow); err != nil {
+			t.Fatalf("fast path accepted %q, encoding/json refuses it: %v", line, err)
+		}
+		a, _ := json.Marshal(fast)
+		b, _ := json.Marshal(&slow)
+		if !bytes.Equal(a, b) || !fast.Time.Equal(slow.Time) {
+			t.Fatalf("fast path and encoding/json differ on %q:\n%s\n%s", line, a, b)
+		}
+	})
+}
+
+// Every record the writer produces takes the fast path.
+func TestWriterOutputTakesFastPath(t *testing.T) {
+	for _, l := range seedLines[:7] {
+		if _, ok := fastParse([]byte(l)); !ok && !bytes.Contains([]byte(l), []byte(`\u`)) {
+			t.Errorf("fast path refused writer output %s", l)
+		}
+	}
+}

@@ -38,6 +38,12 @@ func (e *LineError) Unwrap() error { return e.Err }
 // Fields a version-1 reader does not know are ignored: a writer that adds
 // meaning a reader must not miss raises the version instead.
 func ParseRecord(line []byte) (*Record, error) {
+	if r, ok := fastParse(line); ok {
+		if err := r.Validate(); err != nil {
+			return nil, err
+		}
+		return r, nil
+	}
 	var r Record
 	if err := json.Unmarshal(line, &r); err != nil {
 		// Report a version mismatch first: an unknown version may well
