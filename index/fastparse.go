@@ -66,7 +66,7 @@ func fastParse(line []byte) (*Record, bool) {
 		s := &State{}
 		if !p.lit("null") {
 			h, ok := p.str()
-			if !ok || !hashRE.MatchString(h) {
+			if !ok || !validHash(h) {
 				return nil, false
 			}
 			s.Hash = Hash(h)

@@ -10,7 +10,6 @@ package index
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 )
@@ -59,7 +58,18 @@ const (
 // empty Hash is written as JSON null and means "no content".
 type Hash string
 
-var hashRE = regexp.MustCompile(`^blake3:[0-9a-f]{64}$`)
+// validHash reports whether s is "blake3:" and 64 lowercase hex digits.
+func validHash(s string) bool {
+	if len(s) != 7+64 || s[:7] != "blake3:" {
+		return false
+	}
+	for i := 7; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 // MarshalJSON writes the empty hash as null.
 func (h Hash) MarshalJSON() ([]byte, error) {
@@ -76,7 +86,7 @@ func (h *Hash) UnmarshalJSON(b []byte) error {
 		*h = ""
 		return nil
 	}
-	if len(s) < 2 || s[0] != '"' || s[len(s)-1] != '"' || !hashRE.MatchString(s[1:len(s)-1]) {
+	if len(s) < 2 || s[0] != '"' || s[len(s)-1] != '"' || !validHash(s[1:len(s)-1]) {
 		return fmt.Errorf("hash %s: want null or \"blake3:<64 lowercase hex digits>\"", s)
 	}
 	*h = Hash(s[1 : len(s)-1])
