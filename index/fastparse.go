@@ -14,52 +14,78 @@ import (
 // fraction of the time, and FuzzFastParse holds the two to the same
 // result.
 func fastParse(line []byte) (*Record, bool) {
-	p := fastParser{b: line}
 	var r Record
-	if !p.lit(`{"v":`) {
+	if !fastParseInto(line, &r, nil) {
 		return nil, false
+	}
+	return &r, true
+}
+
+// interner shares the strings that repeat from record to record (window
+// ids, paths) within one parse.
+type interner map[string]string
+
+func (in interner) get(b []byte) string {
+	if in == nil {
+		return string(b)
+	}
+	if s, ok := in[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	in[s] = s
+	return s
+}
+
+// fastParseInto is fastParse into r; in may be nil.
+func fastParseInto(line []byte, rp *Record, in interner) bool {
+	p := fastParser{b: line, in: in}
+	r := rp
+	*r = Record{}
+	if !p.lit(`{"v":`) {
+		return false
 	}
 	v, ok := p.int()
 	if !ok || v != Version {
-		return nil, false
+		return false
 	}
 	r.V = int(v)
 	if !p.lit(`,"seq":`) {
-		return nil, false
+		return false
 	}
 	seq, ok := p.uint()
 	if !ok {
-		return nil, false
+		return false
 	}
 	r.Seq = seq
 	if !p.lit(`,"time":`) {
-		return nil, false
+		return false
 	}
 	ts, ok := p.str()
 	if !ok {
-		return nil, false
+		return false
 	}
 	t, err := time.Parse(time.RFC3339Nano, ts)
 	if err != nil {
-		return nil, false
+		return false
 	}
 	r.Time = t
 	if !p.lit(`,"kind":`) {
-		return nil, false
+		return false
 	}
 	k, ok := p.str()
 	if !ok {
-		return nil, false
+		return false
 	}
 	r.Kind = Kind(k)
 	if p.lit(`,"window":`) {
 		if r.Window, ok = p.str(); !ok {
-			return nil, false
+			return false
 		}
 	}
 	if p.lit(`,"path":`) {
 		if r.Path, ok = p.str(); !ok {
-			return nil, false
+			return false
 		}
 	}
 	if p.lit(`,"hash":`) {
@@ -67,36 +93,36 @@ func fastParse(line []byte) (*Record, bool) {
 		if !p.lit("null") {
 			h, ok := p.str()
 			if !ok || !validHash(h) {
-				return nil, false
+				return false
 			}
 			s.Hash = Hash(h)
 		}
 		if !p.lit(`,"size":`) {
-			return nil, false
+			return false
 		}
 		if s.Size, ok = p.int(); !ok {
-			return nil, false
+			return false
 		}
 		if !p.lit(`,"mtime":`) {
-			return nil, false
+			return false
 		}
 		if s.MTime, ok = p.int(); !ok {
-			return nil, false
+			return false
 		}
 		if !p.lit(`,"mode":`) {
-			return nil, false
+			return false
 		}
 		m, ok := p.uint()
 		if !ok || m > 1<<32-1 {
-			return nil, false
+			return false
 		}
 		s.Mode = uint32(m)
 		if !p.lit(`,"type":`) {
-			return nil, false
+			return false
 		}
 		ty, ok := p.str()
 		if !ok {
-			return nil, false
+			return false
 		}
 		s.Type = FileType(ty)
 		r.State = s
@@ -107,36 +133,39 @@ func fastParse(line []byte) (*Record, bool) {
 	}{{`,"tool":`, &r.Tool}, {`,"label":`, &r.Label}, {`,"reason":`, &r.Reason}} {
 		if p.lit(f.key) {
 			if *f.dst, ok = p.str(); !ok {
-				return nil, false
+				return false
 			}
 		}
 	}
 	if p.lit(`,"image":`) {
 		im, ok := p.str()
 		if !ok {
-			return nil, false
+			return false
 		}
 		r.Image = Image(im)
 	}
 	if p.lit(`,"op":`) {
 		if r.Op, ok = p.str(); !ok {
-			return nil, false
+			return false
 		}
 	}
 	if p.lit(`,"target":`) {
 		tg, ok := p.uint()
 		if !ok {
-			return nil, false
+			return false
 		}
 		r.Target = &tg
 	}
 	if !p.lit("}") || len(p.b) != 0 {
-		return nil, false
+		return false
 	}
-	return &r, true
+	return true
 }
 
-type fastParser struct{ b []byte }
+type fastParser struct {
+	b  []byte
+	in interner
+}
 
 func (p *fastParser) lit(s string) bool {
 	if len(p.b) >= len(s) && string(p.b[:len(s)]) == s {
@@ -165,7 +194,7 @@ func (p *fastParser) str() (string, bool) {
 		return "", false // encoding/json would replace the bad bytes
 	}
 	p.b = p.b[end+2:]
-	return string(s), true
+	return p.in.get(s), true
 }
 
 // digits reads an optional minus sign and digits as JSON writes integers.

@@ -143,10 +143,15 @@ func parseAll(data []byte) ([]Record, *LineError, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			in := interner{}
 			for i := w; i < len(starts); i += workers {
 				line := data[starts[i]:ends[i]]
 				if len(line) > maxLine {
 					errs[i] = fmt.Errorf("line longer than %d bytes", maxLine)
+					continue
+				}
+				if fastParseInto(line, &recs[i], in) {
+					errs[i] = recs[i].Validate()
 					continue
 				}
 				r, err := ParseRecord(line)
