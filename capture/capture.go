@@ -29,6 +29,7 @@ import (
 
 	"github.com/ckfs-dev/ckfs/cas"
 	"github.com/ckfs-dev/ckfs/index"
+	"golang.org/x/sys/unix"
 )
 
 // DefaultMaxFileSize is the largest file whose content is stored; larger
@@ -72,6 +73,7 @@ type Recorder struct {
 
 	windows []openWindow           // open windows, oldest first; the last gets the writes
 	touched map[string]bool        // paths with a pre-image in the current period
+	clean   map[string]bool        // touched paths whose post-image was taken at release, untouched since
 	last    map[string]index.State // last recorded state of each path
 	writers map[*writer]struct{}   // open writable handles
 	stats   Stats
@@ -106,7 +108,7 @@ func New(o Options) (*Recorder, error) {
 	r := &Recorder{
 		store: o.Store, tl: o.Timeline, src: o.Source, excl: ex,
 		maxSize: o.MaxFileSize, log: o.Logger,
-		touched: map[string]bool{}, last: map[string]index.State{}, writers: map[*writer]struct{}{},
+		touched: map[string]bool{}, clean: map[string]bool{}, last: map[string]index.State{}, writers: map[*writer]struct{}{},
 	}
 	for p, rec := range index.LastImage(o.History) {
 		r.last[p] = *rec.State
@@ -255,6 +257,9 @@ func (r *Recorder) flushPeriod() error {
 	}
 	slices.Sort(paths)
 	for _, p := range paths {
+		if r.clean[p] && r.unchanged(p) {
+			continue
+		}
 		if err := r.recordAfter(p); err != nil {
 			return err
 		}
@@ -262,10 +267,28 @@ func (r *Recorder) flushPeriod() error {
 	return nil
 }
 
+// unchanged reports whether rel's type, size, mode and mtime are still
+// those of its last record: for a path whose post-image was taken when its
+// last handle was released and that no operation has touched since (only a
+// write through a memory mapping kept after close could change it, and
+// that moves the mtime).
+func (r *Recorder) unchanged(rel string) bool {
+	last, ok := r.last[rel]
+	if !ok || last.Type != index.TypeFile {
+		return false
+	}
+	var st unix.Stat_t
+	if err := r.src.Lstat(rel, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return false
+	}
+	return st.Size == last.Size && st.Mtim.Sec*1e9+st.Mtim.Nsec == last.MTime && uint32(st.Mode)&0o7777 == last.Mode
+}
+
 // startPeriod resets first-write tracking and takes pre-images of paths
 // whose writable handles stay open across the boundary.
 func (r *Recorder) startPeriod() error {
 	clear(r.touched)
+	clear(r.clean)
 	for _, p := range r.writerPaths() {
 		if err := r.touch(p); err != nil {
 			return err
@@ -351,7 +374,9 @@ func (r *Recorder) writerReleased(w *writer) {
 			return
 		}
 	}
-	r.recordAfter(w.path)
+	if r.recordAfter(w.path) == nil {
+		r.clean[w.path] = true
+	}
 }
 
 // writerPaths returns the sorted paths with open writable handles.
@@ -400,7 +425,11 @@ func (r *Recorder) touch(rel string) error {
 	if r.closed {
 		return ErrExclusiveClose
 	}
-	if r.touched[rel] || r.excl.Excluded(rel) {
+	if r.touched[rel] {
+		delete(r.clean, rel) // touched again since its post-image
+		return nil
+	}
+	if r.excl.Excluded(rel) {
 		return nil
 	}
 	st, reason, err := r.image(rel, true)
@@ -556,6 +585,7 @@ func (r *Recorder) Exclusive(fn func(appendFn func(recs ...*index.Record) error,
 	// What was written bypassed the mount: the next change of any path
 	// takes a fresh pre-image.
 	clear(r.touched)
+	clear(r.clean)
 	if serr := r.startPeriod(); err == nil {
 		err = serr
 	}

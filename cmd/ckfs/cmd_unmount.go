@@ -50,8 +50,9 @@ func runUnmount(store, root string, out interface{ Write([]byte) (int, error) })
 	if _, err := call(store, request{Op: "unmount"}); err != nil {
 		return err
 	}
-	// Wait for the daemon to exit so the caller can rely on it being gone.
-	for i := 0; i < 200 && processAlive(st.PID); i++ {
+	// Wait for the daemon to exit so the caller can rely on it being gone
+	// (it records the last post-images and syncs the store first).
+	for i := 0; i < 4800 && processAlive(st.PID); i++ {
 		time.Sleep(25 * time.Millisecond)
 	}
 	if processAlive(st.PID) {
