@@ -14,7 +14,7 @@ import (
 	"github.com/fatih/color"
 )
 
-// workspace is an opened store, for the commands that read the timeline.
+// workspaceView is an opened store, for the commands that read the timeline.
 type workspaceView struct {
 	store   string
 	meta    *storeMeta
@@ -75,7 +75,7 @@ func (v *workspaceView) checkpoint(s string) (uint64, error) {
 	return 0, withCode(ExitUsage, "no checkpoint %q: give a seq or a window id from ckfs log", s)
 }
 
-// lastWindows returns the checkpoint before the n-th most recent window.
+// beforeLast returns the checkpoint before the n-th most recent window.
 func (v *workspaceView) beforeLast(n int) (uint64, *index.Window, error) {
 	ws := index.Windows(v.records)
 	if n < 1 || n > len(ws) {

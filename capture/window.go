@@ -1,0 +1,221 @@
+package capture
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/ckfs-dev/ckfs/index"
+	"golang.org/x/sys/unix"
+)
+
+// OpenWindows returns the ids of the open windows, oldest first.
+func (r *Recorder) OpenWindows() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ids := make([]string, len(r.windows))
+	for i, w := range r.windows {
+		ids[i] = w.id
+	}
+	return ids
+}
+
+// current is the window id of the current period, "" outside windows.
+func (r *Recorder) current() string {
+	if len(r.windows) == 0 {
+		return ""
+	}
+	return r.windows[len(r.windows)-1].id
+}
+
+// OpenWindow opens a window: a boundary, after which writes belong to it.
+func (r *Recorder) OpenWindow(id, tool, label string) (uint64, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return 0, ErrExclusiveClose
+	}
+	if id == "" {
+		return 0, errors.New("window id is empty")
+	}
+	for _, w := range r.windows {
+		if w.id == id {
+			return 0, fmt.Errorf("%w: %s", ErrWindowOpen, id)
+		}
+	}
+	if err := r.flushPeriod(); err != nil {
+		return 0, err
+	}
+	rec := &index.Record{Kind: index.KindOpen, Window: id, Tool: tool, Label: label}
+	if err := r.append(rec, true); err != nil {
+		return 0, err
+	}
+	r.windows = append(r.windows, openWindow{id, tool, label})
+	r.stats.Windows++
+	return rec.Seq, r.startPeriod()
+}
+
+// CloseWindow closes the window id ("" closes the newest): a boundary.
+func (r *Recorder) CloseWindow(id string) (uint64, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return 0, ErrExclusiveClose
+	}
+	i := len(r.windows) - 1
+	if id != "" {
+		i = slices.IndexFunc(r.windows, func(w openWindow) bool { return w.id == id })
+	}
+	if i < 0 {
+		return 0, fmt.Errorf("%w: %q", ErrNoWindow, id)
+	}
+	id = r.windows[i].id
+	if err := r.flushPeriod(); err != nil {
+		return 0, err
+	}
+	rec := &index.Record{Kind: index.KindClose, Window: id}
+	if err := r.append(rec, true); err != nil {
+		return 0, err
+	}
+	r.windows = slices.Delete(r.windows, i, i+1)
+	return rec.Seq, r.startPeriod()
+}
+
+// Flush records the post-images of the current period (at unmount, or
+// before a rewind reads the timeline) without a boundary.
+func (r *Recorder) Flush() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.flushPeriod()
+}
+
+// Sync makes every record and object written so far durable. The daemon
+// calls it periodically; boundaries and pre-images do it themselves.
+func (r *Recorder) Sync() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.syncObjects(); err != nil {
+		return err
+	}
+	return r.tl.Sync()
+}
+
+func (r *Recorder) syncObjects() error {
+	if d, ok := r.store.(deferrer); ok {
+		return d.Sync()
+	}
+	return nil
+}
+
+// Close flushes and stops the recorder; later calls fail.
+func (r *Recorder) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil
+	}
+	err := r.flushPeriod()
+	if err == nil {
+		if err = r.syncObjects(); err == nil {
+			err = r.tl.Sync()
+		}
+	}
+	r.closed = true
+	return err
+}
+
+// flushPeriod appends an after image for every touched path whose state
+// differs from its last record.
+func (r *Recorder) flushPeriod() error {
+	paths := make([]string, 0, len(r.touched))
+	for p := range r.touched {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	for _, p := range paths {
+		if r.clean[p] && r.unchanged(p) {
+			continue
+		}
+		if err := r.recordAfter(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// unchanged reports whether rel's type, size, mode and mtime are still
+// those of its last record: for a path whose post-image was taken when its
+// last handle was released and that no operation has touched since (only a
+// write through a memory mapping kept after close could change it, and
+// that moves the mtime).
+func (r *Recorder) unchanged(rel string) bool {
+	last, ok := r.last[rel]
+	if !ok || last.Type != index.TypeFile {
+		return false
+	}
+	var st unix.Stat_t
+	if err := r.src.Lstat(rel, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return false
+	}
+	return st.Size == last.Size && st.Mtim.Sec*1e9+st.Mtim.Nsec == last.MTime && uint32(st.Mode)&0o7777 == last.Mode
+}
+
+// startPeriod resets first-write tracking and takes pre-images of paths
+// whose writable handles stay open across the boundary.
+func (r *Recorder) startPeriod() error {
+	clear(r.touched)
+	clear(r.clean)
+	for _, p := range r.writerPaths() {
+		if err := r.touch(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Exclusive runs fn with capture stopped: the current period's post-images
+// are recorded first, and no operation is captured (mutating operations
+// wait) until fn returns. fn appends with appendFn, which keeps the
+// recorder's knowledge of each path's last state, and is told which windows
+// are open. A rewind runs here. fn must not call other Recorder methods:
+// the recorder's lock is held.
+func (r *Recorder) Exclusive(fn func(appendFn func(recs ...*index.Record) error, openWindows []string) error) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return ErrExclusiveClose
+	}
+	if err := r.flushPeriod(); err != nil {
+		return err
+	}
+	if err := r.syncObjects(); err != nil {
+		return err
+	}
+	if err := r.tl.Sync(); err != nil {
+		return err
+	}
+	var open []string
+	for _, w := range r.windows {
+		open = append(open, w.id)
+	}
+	err := fn(func(recs ...*index.Record) error {
+		if err := r.tl.Append(recs...); err != nil {
+			return err
+		}
+		for _, rec := range recs {
+			r.stats.Records++
+			if rec.IsImage() {
+				r.last[rec.Path] = *rec.State
+			}
+		}
+		return nil
+	}, open)
+	// What was written bypassed the mount: the next change of any path
+	// takes a fresh pre-image.
+	clear(r.touched)
+	clear(r.clean)
+	if serr := r.startPeriod(); err == nil {
+		err = serr
+	}
+	return err
+}
