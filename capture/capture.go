@@ -73,6 +73,7 @@ type Recorder struct {
 	touched map[string]bool        // paths with a pre-image in the current period
 	clean   map[string]bool        // touched paths whose post-image was taken at release, untouched since
 	last    map[string]index.State // last recorded state of each path
+	lastSeq map[string]uint64      // seq of that record
 	writers map[*writer]struct{}   // open writable handles
 	stats   Stats
 }
@@ -106,10 +107,10 @@ func New(o Options) (*Recorder, error) {
 	r := &Recorder{
 		store: o.Store, tl: o.Timeline, src: o.Source, excl: ex,
 		maxSize: o.MaxFileSize, log: o.Logger,
-		touched: map[string]bool{}, clean: map[string]bool{}, last: map[string]index.State{}, writers: map[*writer]struct{}{},
+		touched: map[string]bool{}, clean: map[string]bool{}, lastSeq: map[string]uint64{}, last: map[string]index.State{}, writers: map[*writer]struct{}{},
 	}
 	for p, rec := range index.LastImage(o.History) {
-		r.last[p] = *rec.State
+		r.last[p], r.lastSeq[p] = *rec.State, rec.Seq
 	}
 	// A window left open by a crashed daemon is still open in the
 	// timeline; keep attributing writes to it until someone closes it.
@@ -155,9 +156,15 @@ func (r *Recorder) touch(rel string) error {
 		rec.Kind, rec.Image = index.KindOutside, index.ImageBefore
 	}
 	// A pre-image with content must be durable before the operation
-	// goes on; one of an absent path or a directory loses nothing if a
-	// power cut takes it, and is written without waiting.
-	if err := r.append(rec, st.Hash != ""); err != nil {
+	// goes on, unless it says nothing new: the path's last record holds
+	// the same state and is durable already. One of an absent path or a
+	// directory loses nothing if a power cut takes it. Those are written
+	// without waiting.
+	durable := st.Hash != ""
+	if last, ok := r.last[rel]; ok && last == st && r.lastSeq[rel] <= r.tl.SyncedSeq() {
+		durable = false
+	}
+	if err := r.append(rec, durable); err != nil {
 		return r.fail(rel, err)
 	}
 	r.touched[rel] = true
@@ -203,6 +210,9 @@ func (r *Recorder) append(rec *index.Record, durable bool) error {
 	}
 	if err != nil {
 		return err
+	}
+	if rec.IsImage() {
+		r.lastSeq[rec.Path] = rec.Seq
 	}
 	r.stats.Records++
 	if rec.Kind == index.KindSkip {

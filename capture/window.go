@@ -205,7 +205,7 @@ func (r *Recorder) Exclusive(fn func(appendFn func(recs ...*index.Record) error,
 		for _, rec := range recs {
 			r.stats.Records++
 			if rec.IsImage() {
-				r.last[rec.Path] = *rec.State
+				r.last[rec.Path], r.lastSeq[rec.Path] = *rec.State, rec.Seq
 			}
 		}
 		return nil

@@ -51,15 +51,16 @@ func (r *Repair) String() string {
 // records are durable. Callers must make every object a record names
 // durable before appending the record (cas.Put does).
 type Writer struct {
-	mu    sync.Mutex
-	f     *os.File
-	lock  *flock.Flock
-	seq   uint64
-	opts  WriterOptions
-	buf   bytes.Buffer
-	path  string
-	size  int64 // file size: where the next append starts
-	dirty bool  // records written but not yet fdatasynced
+	mu     sync.Mutex
+	f      *os.File
+	lock   *flock.Flock
+	seq    uint64
+	opts   WriterOptions
+	buf    bytes.Buffer
+	path   string
+	size   int64  // file size: where the next append starts
+	dirty  bool   // records written but not yet fdatasynced
+	synced uint64 // every record up to this seq is durable
 }
 
 // OpenWriter takes the store's lock in dir and opens its timeline for
@@ -136,7 +137,11 @@ func (w *Writer) recover() (*Repair, error) {
 	if err != nil {
 		return nil, fmt.Errorf("timeline %s: last record is invalid: %w; run ckfs verify", w.path, err)
 	}
-	w.seq = rec.Seq
+	// What a killed writer left in the page cache is made durable now.
+	if err := datasync(w.f); err != nil {
+		return nil, err
+	}
+	w.seq, w.synced = rec.Seq, rec.Seq
 	return rep, nil
 }
 
@@ -186,6 +191,7 @@ func (w *Writer) append(recs []*Record, sync bool) error {
 			return fmt.Errorf("sync %s: %w", w.path, err)
 		}
 		w.dirty = false
+		w.synced = seq
 	}
 	w.seq = seq
 	w.size += int64(w.buf.Len())
@@ -226,5 +232,13 @@ func (w *Writer) Sync() error {
 		return fmt.Errorf("sync %s: %w", w.path, err)
 	}
 	w.dirty = false
+	w.synced = w.seq
 	return nil
+}
+
+// SyncedSeq returns the seq up to which every record is durable.
+func (w *Writer) SyncedSeq() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.synced
 }
