@@ -101,6 +101,7 @@ done`, files-1)
 		for i := 0; i < 100 && alive(w.pid); i++ {
 			time.Sleep(10 * time.Millisecond)
 		}
+		reap()
 		if k == 0 {
 			c := exec.Command(ckfsBin, "status", "--json", w.root)
 			c.Dir, c.Env = filepath.Dir(w.root), w.env()

@@ -17,12 +17,16 @@ import (
 	"github.com/ckfs-dev/ckfs/cas"
 	"github.com/ckfs-dev/ckfs/index"
 	"github.com/ckfs-dev/ckfs/internal/testenv"
+	"golang.org/x/sys/unix"
 )
 
 // ckfsBin is the binary under test, built once by TestMain.
 var ckfsBin string
 
 func TestMain(m *testing.M) {
+	// The daemons the tests start are orphaned when ckfs mount returns:
+	// adopt them, so that they are reaped here rather than left as zombies.
+	unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 	dir, err := os.MkdirTemp("", "ckfs-bin-")
 	if err != nil {
 		panic(err)
@@ -170,6 +174,7 @@ func (w *workspace) unmount() {
 		w.t.Errorf("daemon pid %d still running after unmount", w.pid)
 		syscall.Kill(w.pid, syscall.SIGKILL)
 	}
+	reap()
 }
 
 // window runs script inside a window with the given id.
@@ -274,4 +279,14 @@ func alive(pid int) bool {
 	}
 	i := bytes.LastIndexByte(b, ')')
 	return i < 0 || i+2 >= len(b) || (b[i+2] != 'Z' && b[i+2] != 'X')
+}
+
+// reap collects the daemons (and other children) that have exited.
+func reap() {
+	for {
+		var ws unix.WaitStatus
+		if pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil); pid <= 0 || err != nil {
+			return
+		}
+	}
 }

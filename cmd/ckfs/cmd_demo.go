@@ -39,6 +39,8 @@ var demoFiles = map[string]string{
 }
 
 func runDemo(out io.Writer, keep bool) (err error) {
+	adoptOrphans()
+	defer reapChildren()
 	exe, err := os.Executable()
 	if err != nil {
 		return err

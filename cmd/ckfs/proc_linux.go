@@ -103,3 +103,18 @@ func processAlive(pid int) bool {
 	}
 	return true
 }
+
+// adoptOrphans makes this process the reaper of the daemons its children
+// start (a daemon is orphaned when ckfs mount returns), so that they are
+// reaped here and never linger as zombies.
+func adoptOrphans() { unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) }
+
+// reapChildren collects every child that has exited.
+func reapChildren() {
+	for {
+		var ws unix.WaitStatus
+		if pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil); pid <= 0 || err != nil {
+			return
+		}
+	}
+}

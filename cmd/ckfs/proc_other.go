@@ -15,3 +15,7 @@ func mountedAt(string) bool { return false }
 func detach(mnt string) error { return unix.Unmount(mnt, unix.MNT_FORCE) }
 
 func processAlive(pid int) bool { return pid > 0 && unix.Kill(pid, 0) == nil }
+
+func adoptOrphans() {}
+
+func reapChildren() {}
