@@ -37,9 +37,6 @@ func (l *Local) PutDeferred(data []byte) (Hash, bool, error) {
 	if werr == nil {
 		werr = writeFull(w, body)
 	}
-	if werr == nil {
-		werr = f.Chmod(objectMode)
-	}
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}
@@ -48,7 +45,7 @@ func (l *Local) PutDeferred(data []byte) (Hash, bool, error) {
 		return h, false, fmt.Errorf("store object %s: %w", h, werr)
 	}
 	final := l.Path(h)
-	if err := os.MkdirAll(dirOf(final), dirMode); err != nil {
+	if err := l.mkdirDurable(dirOf(final)); err != nil {
 		return h, false, err
 	}
 	if err := os.Link(tmp, final); err != nil {

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/zeebo/blake3"
@@ -45,6 +46,10 @@ type Local struct {
 	streamDec sync.Pool // *zstd.Decoder for Open
 
 	pending pendingSet // deferred objects not yet synced
+
+	tmpPrefix string        // random, so two processes never pick one name
+	tmpSeq    atomic.Uint64 // temp file counter
+	shards    sync.Map      // shard directories known to exist durably
 }
 
 var _ Store = (*Local)(nil)
@@ -74,7 +79,11 @@ func Open(dir string, opts *Options) (*Local, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Local{dir: dir, enc: enc, dec: dec}
+	var rnd [8]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return nil, err
+	}
+	l := &Local{dir: dir, enc: enc, dec: dec, tmpPrefix: hex.EncodeToString(rnd[:])}
 	if opts != nil {
 		l.opts = *opts
 	}
@@ -249,13 +258,13 @@ func (l *Local) wrapWriter(f *os.File) io.Writer {
 	return f
 }
 
+// createTemp creates a new temp file, already read-only (the descriptor
+// stays writable). Its name is unique: a random prefix per Local and a
+// counter.
 func (l *Local) createTemp() (*os.File, string, error) {
-	var rnd [12]byte
-	if _, err := rand.Read(rnd[:]); err != nil {
-		return nil, "", err
-	}
-	tmp := filepath.Join(l.dir, "tmp", "obj-"+hex.EncodeToString(rnd[:]))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	n := l.tmpSeq.Add(1)
+	tmp := filepath.Join(l.dir, "tmp", fmt.Sprintf("obj-%s-%d", l.tmpPrefix, n))
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, objectMode)
 	if err != nil {
 		return nil, "", fmt.Errorf("store object: create temp file: %w", err)
 	}
@@ -268,10 +277,6 @@ func (l *Local) createTemp() (*os.File, string, error) {
 // shard directory, remove the temp name.
 func (l *Local) commitTemp(f *os.File, tmp string, h Hash) (isNew bool, err error) {
 	defer os.Remove(tmp)
-	if err := f.Chmod(objectMode); err != nil {
-		f.Close()
-		return false, fmt.Errorf("store object %s: %w", h, err)
-	}
 	if err := f.Sync(); err != nil {
 		f.Close()
 		return false, fmt.Errorf("store object %s: fsync: %w", h, err)
@@ -299,7 +304,11 @@ func (l *Local) commitTemp(f *os.File, tmp string, h Hash) (isNew bool, err erro
 // mkdirDurable creates the two shard levels if needed and fsyncs the parent
 // of each directory it created.
 func (l *Local) mkdirDurable(shard string) error {
+	if _, ok := l.shards.Load(shard); ok {
+		return nil
+	}
 	if _, err := os.Stat(shard); err == nil {
+		l.shards.Store(shard, true)
 		return nil
 	}
 	parent := filepath.Dir(shard)
@@ -313,6 +322,7 @@ func (l *Local) mkdirDurable(shard string) error {
 			return err
 		}
 	}
+	l.shards.Store(shard, true)
 	return nil
 }
 
