@@ -104,6 +104,26 @@ func serveConn(c *net.UnixConn, uid int, log *slog.Logger, handle func(request) 
 	}
 }
 
+// checkPeer refuses peers that run as another user.
+func checkPeer(c *net.UnixConn, uid int) error {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var peer int
+	var perr error
+	if err := raw.Control(func(fd uintptr) { peer, perr = peerUID(int(fd)) }); err != nil {
+		return err
+	}
+	if perr != nil {
+		return perr
+	}
+	if peer != uid {
+		return fmt.Errorf("peer uid %d is not the daemon's uid %d", peer, uid)
+	}
+	return nil
+}
+
 // call sends one request to the daemon of store and returns its reply.
 func call(store string, req request) (*reply, error) {
 	sock := socketPath(store)
