@@ -1,0 +1,165 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/ckfs-dev/ckfs/cas"
+	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/rewind"
+)
+
+// verifyReport is what ckfs verify found (and, with --repair, did).
+type verifyReport struct {
+	Store           string   `json:"store"`
+	Objects         int      `json:"objects"`
+	Bytes           int64    `json:"bytes"`
+	Corrupt         []string `json:"corrupt_objects,omitempty"`
+	Records         int      `json:"records"`
+	Tail            string   `json:"timeline_tail,omitempty"` // a torn or bad line
+	Missing         []string `json:"missing_objects,omitempty"`
+	OrphanTemps     []string `json:"orphan_temp_files,omitempty"`
+	PendingJournals []string `json:"pending_journals,omitempty"`
+	Unrestorable    []uint64 `json:"unrestorable_checkpoints,omitempty"`
+	Repaired        []string `json:"repaired,omitempty"`
+	Clean           bool     `json:"clean"`
+}
+
+// orphanAge is how old a temp file must be to count as left by a crash
+// rather than being written right now by a running daemon.
+const orphanAge = time.Minute
+
+// verifyStore rehashes every object, checks every record's object, and
+// reports torn tails, orphan temp files, pending journals and the
+// checkpoints that are no longer fully restorable. With repair it removes
+// corrupt objects and orphan temp files and truncates a torn tail (when no
+// daemon holds the store); it never touches the workspace.
+func verifyStore(store string, repair bool, now time.Time) (*verifyReport, error) {
+	r := &verifyReport{Store: store}
+	s, err := cas.Open(store, nil)
+	if err != nil {
+		return nil, err
+	}
+	bad := map[string]bool{}
+	err = s.Walk(func(i cas.Info) error {
+		r.Objects++
+		r.Bytes += i.Stored
+		rc, err := s.Open(i.Hash)
+		if err == nil {
+			_, err = io.Copy(io.Discard, rc)
+			rc.Close()
+		}
+		if errors.Is(err, cas.ErrCorrupt) {
+			r.Corrupt = append(r.Corrupt, i.Hash.String())
+			bad[i.Hash.String()] = true
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("verify objects in %s: %w", store, err)
+	}
+	recs, tail, err := index.Load(filepath.Join(store, index.TimelineFile))
+	if err != nil {
+		return nil, err
+	}
+	r.Records = len(recs)
+	if tail != nil {
+		r.Tail = tail.Error()
+	}
+	seen := map[string]bool{}
+	for _, rec := range recs {
+		if rec.State == nil || rec.Hash == "" || seen[string(rec.Hash)] {
+			continue
+		}
+		seen[string(rec.Hash)] = true
+		h, err := cas.ParseHash(string(rec.Hash))
+		if err != nil {
+			return nil, err
+		}
+		if ok, _ := s.Has(h); !ok {
+			r.Missing = append(r.Missing, h.String())
+			bad[h.String()] = true
+		}
+	}
+	r.Unrestorable = unrestorable(recs, bad)
+	if ents, err := os.ReadDir(s.TempDir()); err == nil {
+		for _, e := range ents {
+			if info, err := e.Info(); err == nil && now.Sub(info.ModTime()) > orphanAge {
+				r.OrphanTemps = append(r.OrphanTemps, filepath.Join(s.TempDir(), e.Name()))
+			}
+		}
+	}
+	if r.PendingJournals, err = rewind.PendingJournals(rewind.JournalDir(store)); err != nil {
+		return nil, err
+	}
+	if repair {
+		for _, c := range r.Corrupt {
+			h, _ := cas.ParseHash(c)
+			if err := s.Delete(h); err == nil {
+				r.Repaired = append(r.Repaired, "removed corrupt object "+c)
+			}
+		}
+		for _, t := range r.OrphanTemps {
+			if err := os.Remove(t); err == nil {
+				r.Repaired = append(r.Repaired, "removed orphan temp file "+t)
+			}
+		}
+		if tail != nil {
+			if tail.Torn {
+				w, rep, err := index.OpenWriter(store, index.WriterOptions{})
+				switch {
+				case errors.Is(err, index.ErrLocked):
+					r.Repaired = append(r.Repaired, "torn tail left: the store is in use (the daemon repairs it when it next starts)")
+				case err != nil:
+					return nil, err
+				default:
+					if rep != nil {
+						r.Repaired = append(r.Repaired, "timeline: "+rep.String())
+					}
+					w.Close()
+				}
+			} else {
+				r.Repaired = append(r.Repaired, "timeline: a bad line is not a torn tail and was left in place: "+tail.Error())
+			}
+		}
+	}
+	r.Clean = len(r.Corrupt) == 0 && len(r.Missing) == 0 && r.Tail == "" && len(r.OrphanTemps) == 0 && len(r.PendingJournals) == 0
+	return r, nil
+}
+
+// unrestorable lists the window boundaries whose state names a bad object.
+func unrestorable(recs []index.Record, bad map[string]bool) []uint64 {
+	if len(bad) == 0 {
+		return nil
+	}
+	h := index.NewHistory(recs)
+	var badPaths []string
+	for p, rs := range h {
+		for _, r := range rs {
+			if bad[string(r.Hash)] {
+				badPaths = append(badPaths, p)
+				break
+			}
+		}
+	}
+	var out []uint64
+	for i := range recs {
+		if !recs[i].IsBoundary() {
+			continue
+		}
+		for _, p := range badPaths {
+			if e, ok := h.At(p, recs[i].Seq); ok && bad[string(e.Hash)] {
+				out = append(out, recs[i].Seq)
+				break
+			}
+		}
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a] < out[b] })
+	return out
+}
