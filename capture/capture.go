@@ -148,13 +148,7 @@ func (r *Recorder) touch(rel string) error {
 	if err != nil {
 		return r.fail(rel, err)
 	}
-	rec := &index.Record{Path: rel, State: &st, Window: r.current(), Kind: index.KindBefore}
-	switch {
-	case reason != "":
-		rec.Kind, rec.Reason = index.KindSkip, reason
-	case rec.Window == "":
-		rec.Kind, rec.Image = index.KindOutside, index.ImageBefore
-	}
+	rec := r.imageRecord(rel, &st, reason, index.KindBefore, index.ImageBefore)
 	// A pre-image with content must be durable before the operation
 	// goes on, unless it says nothing new: the path's last record holds
 	// the same state and is durable already. One of an absent path or a
@@ -182,18 +176,26 @@ func (r *Recorder) recordAfter(rel string) error {
 	if last, ok := r.last[rel]; ok && last == st {
 		return nil
 	}
-	rec := &index.Record{Path: rel, State: &st, Window: r.current(), Kind: index.KindAfter}
-	switch {
-	case reason != "":
-		rec.Kind, rec.Reason = index.KindSkip, reason
-	case rec.Window == "":
-		rec.Kind, rec.Image = index.KindOutside, index.ImageAfter
-	}
+	rec := r.imageRecord(rel, &st, reason, index.KindAfter, index.ImageAfter)
 	if err := r.append(rec, false); err != nil {
 		return r.fail(rel, err)
 	}
 	r.last[rel] = st
 	return nil
+}
+
+// imageRecord is the record of an image of rel in the current period: a
+// skip when its content was not stored (reason), an outside image when no
+// window is open, else kind.
+func (r *Recorder) imageRecord(rel string, st *index.State, reason string, kind index.Kind, image index.Image) *index.Record {
+	rec := &index.Record{Path: rel, State: st, Window: r.current(), Kind: kind}
+	switch {
+	case reason != "":
+		rec.Kind, rec.Reason = index.KindSkip, reason
+	case rec.Window == "":
+		rec.Kind, rec.Image = index.KindOutside, image
+	}
+	return rec
 }
 
 // append writes rec to the timeline. A durable append first makes every

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/internal/atomicfile"
 )
 
 // JournalVersion is the format version of journal files.
@@ -95,27 +96,7 @@ func WriteJournal(dir string, j *Journal) error {
 	if err != nil {
 		return err
 	}
-	final := journalPath(dir, j.Op)
-	tmp := final + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(append(b, '\n')); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, final); err != nil {
-		return err
-	}
-	return syncDir(dir)
+	return atomicfile.Write(journalPath(dir, j.Op), append(b, '\n'), 0o600)
 }
 
 // ReadJournal reads the journal of op.

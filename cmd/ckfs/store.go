@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ckfs-dev/ckfs/internal/atomicfile"
 	"github.com/spf13/cobra"
 	"github.com/zeebo/blake3"
 )
@@ -103,7 +104,7 @@ func initStore(dir, root string) error {
 	meta, err := readMeta(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		b, _ := json.MarshalIndent(storeMeta{Version: storeMetaVersion, Root: root, Created: time.Now().UTC()}, "", "  ")
-		return writeFileAtomic(filepath.Join(dir, "store.json"), append(b, '\n'), 0o600)
+		return atomicfile.Write(filepath.Join(dir, "store.json"), append(b, '\n'), 0o600)
 	}
 	if err != nil {
 		return err
@@ -185,25 +186,4 @@ func readDaemonState(store string) (*daemonState, error) {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(store, "daemon.json"), err)
 	}
 	return &d, nil
-}
-
-// writeFileAtomic writes via a temp file, fsync and rename.
-func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
