@@ -23,6 +23,7 @@ type pendingSet struct {
 // until Sync returns.
 func (l *Local) PutDeferred(data []byte) (Hash, bool, error) {
 	h := Sum(data)
+	l.touch(h)
 	if ok, err := l.Has(h); err != nil || ok {
 		return h, false, err
 	}

@@ -46,6 +46,7 @@ type Local struct {
 	streamDec sync.Pool // *zstd.Decoder for Open
 
 	pending pendingSet // deferred objects not yet synced
+	sweep   sweepGuard // the active garbage collection, if any
 
 	tmpPrefix string        // random, so two processes never pick one name
 	tmpSeq    atomic.Uint64 // temp file counter
@@ -115,6 +116,7 @@ func (l *Local) Has(h Hash) (bool, error) {
 
 func (l *Local) Put(data []byte) (Hash, bool, error) {
 	h := Sum(data)
+	l.touch(h)
 	if ok, err := l.Has(h); err != nil || ok {
 		return h, false, err
 	}
@@ -220,6 +222,7 @@ func (l *Local) PutReader(r io.Reader) (Hash, bool, error) {
 		os.Remove(tmp)
 		return Hash{}, false, fmt.Errorf("store object: %w", werr)
 	}
+	l.touch(sum)
 	isNew, err := l.commitTemp(f, tmp, sum)
 	return sum, isNew, err
 }

@@ -25,13 +25,14 @@ type Kind string
 
 // The record kinds; docs/format.md describes each.
 const (
-	KindOpen    Kind = "open"    // a tool-call window starts
-	KindClose   Kind = "close"   // a tool-call window ends
-	KindBefore  Kind = "before"  // pre-image, first mutation of a path in a window
-	KindAfter   Kind = "after"   // post-image
-	KindSkip    Kind = "skip"    // the path changed but its content was not stored
-	KindOutside Kind = "outside" // a change made while no window was open
-	KindRewind  Kind = "rewind"  // a rewind happened; its images follow
+	KindOpen      Kind = "open"      // a tool-call window starts
+	KindClose     Kind = "close"     // a tool-call window ends
+	KindBefore    Kind = "before"    // pre-image, first mutation of a path in a window
+	KindAfter     Kind = "after"     // post-image
+	KindSkip      Kind = "skip"      // the path changed but its content was not stored
+	KindOutside   Kind = "outside"   // a change made while no window was open
+	KindRewind    Kind = "rewind"    // a rewind happened; its images follow
+	KindWatermark Kind = "watermark" // checkpoints before target are no longer restorable
 )
 
 // FileType is the type of the file at a path.
@@ -124,10 +125,10 @@ type Record struct {
 
 	Tool   string  `json:"tool,omitempty"`   // open: the tool that runs in the window
 	Label  string  `json:"label,omitempty"`  // open: free text
-	Reason string  `json:"reason,omitempty"` // skip: why the content was not stored
+	Reason string  `json:"reason,omitempty"` // skip: why the content was not stored; watermark: the policy
 	Image  Image   `json:"image,omitempty"`  // outside: before or after
 	Op     string  `json:"op,omitempty"`     // rewind: operation id
-	Target *uint64 `json:"target,omitempty"` // rewind: the checkpoint seq rewound to
+	Target *uint64 `json:"target,omitempty"` // rewind: the checkpoint seq rewound to; watermark: the first restorable seq
 }
 
 // IsImage reports whether the record carries the state of a path.
@@ -176,6 +177,13 @@ func (r *Record) Validate() error {
 		}
 		if r.Path != "" || r.State != nil {
 			return errors.New("rewind record must not carry a path")
+		}
+	case KindWatermark:
+		if r.Target == nil || *r.Target == 0 || *r.Target >= r.Seq {
+			return errors.New("watermark record needs a target between 1 and its own seq")
+		}
+		if r.Path != "" || r.State != nil || r.Window != "" {
+			return errors.New("watermark record must not carry a path or window")
 		}
 	case KindBefore, KindAfter, KindSkip, KindOutside:
 		if err := ValidatePath(r.Path); err != nil {

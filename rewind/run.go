@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/ckfs-dev/ckfs/index"
 )
@@ -50,6 +51,9 @@ func Run(env Env, req Request) (*Outcome, error) {
 	if req.Target > last {
 		return nil, fmt.Errorf("checkpoint %d is beyond the end of the timeline (last seq %d)", req.Target, last)
 	}
+	if err := checkWatermark(env.Records, req.Target); err != nil {
+		return nil, err
+	}
 	plan, err := MakePlan(env.Records, req.Target, env.Applier.Dir)
 	if err != nil {
 		return nil, err
@@ -74,6 +78,32 @@ func Run(env Env, req Request) (*Outcome, error) {
 	}
 	out.Applied = true
 	return out, nil
+}
+
+// BelowWatermarkError means the target is older than what the retention
+// policy keeps: a garbage collection removed content only it needed.
+type BelowWatermarkError struct {
+	Target, Watermark uint64
+	Reason            string
+	When              time.Time
+}
+
+func (e *BelowWatermarkError) Error() string {
+	return fmt.Sprintf("checkpoint %d is no longer restorable: ckfs gc removed what it needs on %s (%s); the oldest restorable checkpoint is %d (ckfs log lists them)",
+		e.Target, e.When.Local().Format("2006-01-02 15:04"), e.Reason, e.Watermark)
+}
+
+// checkWatermark refuses a target below the timeline's watermark, except
+// the undo of the last rewind, whose content every collection keeps.
+func checkWatermark(records []index.Record, target uint64) error {
+	w, rec := index.Watermark(records)
+	if target >= w {
+		return nil
+	}
+	if undo, _, err := UndoTarget(records); err == nil && undo == target {
+		return nil
+	}
+	return &BelowWatermarkError{Target: target, Watermark: w, Reason: rec.Reason, When: rec.Time}
 }
 
 // blockedDirs checks that every directory the plan removes holds nothing

@@ -24,17 +24,19 @@ type logEntry struct {
 	Time       time.Time `json:"time"`
 	Open       bool      `json:"open,omitempty"` // a window still open
 	Target     uint64    `json:"target,omitempty"`
+	Restorable bool      `json:"restorable"` // its checkpoint is at or after the watermark
 	Files      []logFile `json:"files"`
 }
 
 type logFile struct {
-	Path    string `json:"path"`
-	Status  string `json:"status"` // added, deleted, modified, mode, type, skipped
-	Added   int    `json:"added"`
-	Removed int    `json:"removed"`
-	Binary  bool   `json:"binary,omitempty"`
-	Dir     bool   `json:"dir,omitempty"`
-	Reason  string `json:"reason,omitempty"`
+	Path      string `json:"path"`
+	Status    string `json:"status"` // added, deleted, modified, mode, type, skipped
+	Added     int    `json:"added"`
+	Removed   int    `json:"removed"`
+	Binary    bool   `json:"binary,omitempty"`
+	Dir       bool   `json:"dir,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+	Collected bool   `json:"content_collected,omitempty"` // its content was removed by ckfs gc
 }
 
 func newLogCmd() *cobra.Command {
@@ -60,7 +62,7 @@ such. Rewind with ckfs rewind --to CHECKPOINT (a seq shown here) or --to ID
 				enc.SetIndent("", "  ")
 				return enc.Encode(entries)
 			}
-			printLog(cmd.OutOrStdout(), entries)
+			printLog(cmd.OutOrStdout(), entries, v.records)
 			return nil
 		},
 	}
@@ -133,6 +135,10 @@ func (v *workspaceView) logEntries() []logEntry {
 		}
 	}
 	flushOutside()
+	w, _ := index.Watermark(v.records)
+	for i := range out {
+		out[i].Restorable = out[i].Before >= w
+	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Before > out[j].Before })
 	return out
 }
@@ -170,19 +176,30 @@ func (v *workspaceView) fileChange(h index.History, path string, before, after u
 		f.Dir = true
 		return f, true
 	}
-	from, _ := v.content(b.State)
-	to, _ := v.content(a.State)
+	from, ferr := v.content(b.State)
+	to, terr := v.content(a.State)
+	if ferr != nil || terr != nil {
+		f.Collected = true
+		return f, true
+	}
 	f.Added, f.Removed, f.Binary = lineCounts(from, to)
 	return f, true
 }
 
-func printLog(out io.Writer, entries []logEntry) {
+func printLog(out io.Writer, entries []logEntry, records []index.Record) {
 	if len(entries) == 0 {
 		fmt.Fprintln(out, "no checkpoints yet: writes inside windows (ckfs window open, ckfs run, agent hooks) appear here")
 		return
 	}
+	w, wrec := index.Watermark(records)
 	mark := map[string]string{"added": "A", "deleted": "D", "modified": "M", "mode": "m", "type": "T", "skipped": "!"}
+	below := false
 	for _, e := range entries {
+		if !e.Restorable && !below {
+			below = true
+			fmt.Fprintf(out, "--- checkpoints before %d are no longer restorable: ckfs gc removed their content on %s (%s) ---\n",
+				w, wrec.Time.Local().Format("2006-01-02 15:04"), wrec.Reason)
+		}
 		when := e.Time.Local().Format("2006-01-02 15:04:05")
 		switch e.Kind {
 		case "window":
@@ -205,6 +222,8 @@ func printLog(out io.Writer, entries []logEntry) {
 			switch {
 			case f.Status == "skipped":
 				detail = "not stored: " + f.Reason
+			case f.Collected:
+				detail = "content collected"
 			case f.Binary:
 				detail = "binary"
 			case f.Dir:

@@ -46,6 +46,18 @@ serving, with the daemon running in the background.`,
 			if o.Store, err = storeFor(cmd, root); err != nil {
 				return err
 			}
+			cfg, _, err := loadConfig(root)
+			if err != nil {
+				return err
+			}
+			if !cfg.Capture.Enabled {
+				return withCode(ExitRefused, "capture is disabled for %s (capture.enabled = false, set at %s): set it to true to mount", root, cfg.Sources["capture.enabled"])
+			}
+			o.Excludes = append(cfg.Capture.Exclude, o.Excludes...)
+			if !cmd.Flags().Changed("max-file-size") {
+				o.MaxFileSize = cfg.Capture.MaxFileSize
+			}
+			o.Retention = cfg.Retention
 			return runMount(cmd.Context(), o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -53,7 +65,7 @@ serving, with the daemon running in the background.`,
 	cmd.Flags().BoolVar(&o.AllowOther, "allow-other", false, "let other users see the mount (needs user_allow_other for non-root)")
 	cmd.Flags().BoolVar(&o.Debug, "debug", false, "log every FUSE request (with --foreground)")
 	cmd.Flags().StringArrayVar(&o.Excludes, "exclude", nil, "glob of paths not to capture (repeatable); .git is always excluded")
-	cmd.Flags().Int64Var(&o.MaxFileSize, "max-file-size", capture.DefaultMaxFileSize, "largest file, in bytes, whose content is stored")
+	cmd.Flags().Int64Var(&o.MaxFileSize, "max-file-size", capture.DefaultMaxFileSize, "largest file, in bytes, whose content is stored (default: the configured capture.max_file_size)")
 	return cmd
 }
 
@@ -79,7 +91,9 @@ func runMount(ctx context.Context, o mountOptions, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	args := []string{"daemon", "--store", o.Store, "--ready-fd", "3", "--max-file-size", fmt.Sprint(o.MaxFileSize)}
+	args := []string{"daemon", "--store", o.Store, "--ready-fd", "3", "--max-file-size", fmt.Sprint(o.MaxFileSize),
+		"--keep", fmt.Sprint(o.Retention.Keep), "--max-age", o.Retention.MaxAge.String(), "--max-size", fmt.Sprint(o.Retention.MaxSize),
+		"--auto-gc=" + fmt.Sprint(o.Retention.AutoGC)}
 	if o.AllowOther {
 		args = append(args, "--allow-other")
 	}

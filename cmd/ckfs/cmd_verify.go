@@ -31,7 +31,7 @@ workspace. Exit code 1 when something is wrong.`,
 			if err != nil {
 				return err
 			}
-			rep, err := verifyStore(store, repair, time.Now())
+			rep, err := verifyStore(store, repair, time.Now(), cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

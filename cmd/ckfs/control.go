@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ckfs-dev/ckfs/gc"
 	"github.com/ckfs-dev/ckfs/rewind"
 	"log/slog"
 	"net"
@@ -25,6 +26,7 @@ type request struct {
 	ID     string          `json:"id,omitempty"`
 	Tool   string          `json:"tool,omitempty"`
 	Label  string          `json:"label,omitempty"`
+	GC     *gcRequest      `json:"gc,omitempty"`
 }
 
 type reply struct {
@@ -36,6 +38,7 @@ type reply struct {
 	Status  *statusInfo     `json:"status,omitempty"`
 	Outcome *rewind.Outcome `json:"outcome,omitempty"`
 	Refused bool            `json:"refused,omitempty"`
+	GC      *gc.Result      `json:"gc,omitempty"`
 }
 
 // statusInfo is what a live daemon reports.

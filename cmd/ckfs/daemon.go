@@ -18,6 +18,7 @@ import (
 
 	"github.com/ckfs-dev/ckfs/capture"
 	"github.com/ckfs-dev/ckfs/cas"
+	"github.com/ckfs-dev/ckfs/config"
 	"github.com/ckfs-dev/ckfs/fusefs"
 	"github.com/ckfs-dev/ckfs/index"
 	"github.com/ckfs-dev/ckfs/internal/atomicfile"
@@ -35,6 +36,7 @@ type daemonOptions struct {
 	Debug       bool
 	Excludes    []string
 	MaxFileSize int64
+	Retention   config.Retention // for automatic collection
 }
 
 func newDaemonCmd() *cobra.Command {
@@ -62,6 +64,10 @@ func newDaemonCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&o.Debug, "debug", false, "log every FUSE request")
 	cmd.Flags().StringArrayVar(&o.Excludes, "exclude", nil, "glob of paths not to capture")
 	cmd.Flags().Int64Var(&o.MaxFileSize, "max-file-size", capture.DefaultMaxFileSize, "largest file whose content is stored")
+	cmd.Flags().IntVar(&o.Retention.Keep, "keep", 100, "retention: checkpoints kept restorable")
+	cmd.Flags().DurationVar(&o.Retention.MaxAge, "max-age", 0, "retention: maximum checkpoint age (0: none)")
+	cmd.Flags().Int64Var(&o.Retention.MaxSize, "max-size", 0, "retention: maximum store size in bytes (0: none)")
+	cmd.Flags().BoolVar(&o.Retention.AutoGC, "auto-gc", false, "collect after unmount and when the store passes max-size")
 	return cmd
 }
 
@@ -77,6 +83,9 @@ type daemon struct {
 	stop   chan string // reasons to stop
 	mu     sync.Mutex
 	closed bool
+	opMu   sync.Mutex // one rewind or collection at a time
+
+	lastSizeCheck time.Time
 }
 
 // runDaemon mounts and serves until it is told to unmount, is signalled, or
@@ -190,10 +199,11 @@ func runDaemon(ctx context.Context, o daemonOptions, ready io.Writer) (err error
 		defer t.Stop()
 		for {
 			select {
-			case <-t.C:
+			case now := <-t.C:
 				if err := rec.Sync(); err != nil && !errors.Is(err, capture.ErrExclusiveClose) {
 					log.Error("periodic sync", "err", err)
 				}
+				d.maybeCollect(now)
 			case <-syncDone:
 				return
 			}
@@ -218,6 +228,7 @@ func runDaemon(ctx context.Context, o daemonOptions, ready io.Writer) (err error
 	d.mu.Lock()
 	d.closed = true
 	d.mu.Unlock()
+	d.collectAtStop(tl)
 	if why != "unmounted" && why != "the mount went away" {
 		unmountHard(srv, o.Mountpoint, log)
 	}
@@ -283,6 +294,15 @@ func (d *daemon) handle(req request) reply {
 		}}
 	case "rewind", "rollback", "abandon":
 		return d.rewind(req)
+	case "gc":
+		if req.GC == nil {
+			return reply{Error: "gc request without parameters", Code: ExitUsage}
+		}
+		res, err := d.collect(req.GC.Policy, req.GC.DryRun)
+		if err != nil {
+			return reply{Error: err.Error(), Code: codeOf(err)}
+		}
+		return reply{OK: true, GC: res}
 	case "unmount":
 		if err := d.rec.Flush(); err != nil {
 			d.log.Error("flush before unmount", "err", err)

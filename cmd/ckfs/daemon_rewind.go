@@ -12,6 +12,8 @@ import (
 // daemon, with capture stopped, then drops the kernel's caches of every
 // path it wrote so the mount shows the restored bytes at once.
 func (d *daemon) rewind(req request) reply {
+	d.opMu.Lock()
+	defer d.opMu.Unlock()
 	var out *rewind.Outcome
 	var touched []string
 	err := d.rec.Exclusive(func(appendFn func(...*index.Record) error, openWindows []string) error {

@@ -21,6 +21,7 @@ type verifyReport struct {
 	Bytes           int64    `json:"bytes"`
 	Corrupt         []string `json:"corrupt_objects,omitempty"`
 	Records         int      `json:"records"`
+	Watermark       uint64   `json:"watermark,omitempty"`     // checkpoints before it were collected by ckfs gc
 	Tail            string   `json:"timeline_tail,omitempty"` // a torn or bad line
 	Missing         []string `json:"missing_objects,omitempty"`
 	OrphanTemps     []string `json:"orphan_temp_files,omitempty"`
@@ -39,12 +40,14 @@ const orphanAge = time.Minute
 // checkpoints that are no longer fully restorable. With repair it removes
 // corrupt objects and orphan temp files and truncates a torn tail (when no
 // daemon holds the store); it never touches the workspace.
-func verifyStore(store string, repair bool, now time.Time) (*verifyReport, error) {
+func verifyStore(store string, repair bool, now time.Time, progress io.Writer) (*verifyReport, error) {
 	r := &verifyReport{Store: store}
 	s, err := cas.Open(store, nil)
 	if err != nil {
 		return nil, err
 	}
+	bar := newProgress(progress, "verifying objects", storedBytes(s))
+	defer bar.Finish()
 	bad := map[string]bool{}
 	err = s.Walk(func(i cas.Info) error {
 		r.Objects++
@@ -54,6 +57,7 @@ func verifyStore(store string, repair bool, now time.Time) (*verifyReport, error
 			_, err = io.Copy(io.Discard, rc)
 			rc.Close()
 		}
+		bar.Add64(i.Stored)
 		if errors.Is(err, cas.ErrCorrupt) {
 			r.Corrupt = append(r.Corrupt, i.Hash.String())
 			bad[i.Hash.String()] = true
@@ -72,9 +76,13 @@ func verifyStore(store string, repair bool, now time.Time) (*verifyReport, error
 	if tail != nil {
 		r.Tail = tail.Error()
 	}
+	// Content only checkpoints below the watermark needed was collected on
+	// purpose: it is not missing.
+	r.Watermark, _ = index.Watermark(recs)
+	live := index.Live(recs, r.Watermark)
 	seen := map[string]bool{}
 	for _, rec := range recs {
-		if rec.State == nil || rec.Hash == "" || seen[string(rec.Hash)] {
+		if rec.State == nil || rec.Hash == "" || seen[string(rec.Hash)] || !live[rec.Hash] {
 			continue
 		}
 		seen[string(rec.Hash)] = true
@@ -87,7 +95,7 @@ func verifyStore(store string, repair bool, now time.Time) (*verifyReport, error
 			bad[h.String()] = true
 		}
 	}
-	r.Unrestorable = unrestorable(recs, bad)
+	r.Unrestorable = unrestorable(recs, bad, r.Watermark)
 	if ents, err := os.ReadDir(s.TempDir()); err == nil {
 		for _, e := range ents {
 			if info, err := e.Info(); err == nil && now.Sub(info.ModTime()) > orphanAge {
@@ -134,7 +142,7 @@ func verifyStore(store string, repair bool, now time.Time) (*verifyReport, error
 }
 
 // unrestorable lists the window boundaries whose state names a bad object.
-func unrestorable(recs []index.Record, bad map[string]bool) []uint64 {
+func unrestorable(recs []index.Record, bad map[string]bool, watermark uint64) []uint64 {
 	if len(bad) == 0 {
 		return nil
 	}
@@ -150,7 +158,7 @@ func unrestorable(recs []index.Record, bad map[string]bool) []uint64 {
 	}
 	var out []uint64
 	for i := range recs {
-		if !recs[i].IsBoundary() {
+		if !recs[i].IsBoundary() || recs[i].Seq < watermark {
 			continue
 		}
 		for _, p := range badPaths {

@@ -20,7 +20,9 @@ var forbidden = map[string][]string{
 	"index":   {"*"},
 	"capture": {"fusefs", "rewind", "cmd/ckfs"},
 	"fusefs":  {"rewind", "cmd/ckfs"},
-	"rewind":  {"fusefs", "capture", "cmd/ckfs"},
+	"rewind":  {"fusefs", "capture", "cmd/ckfs", "gc"},
+	"gc":      {"fusefs", "capture", "cmd/ckfs"},
+	"config":  {"*"},
 }
 
 type pkg struct {

@@ -1,0 +1,116 @@
+package cas
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Garbage collection deletes objects that a reachability pass over the
+// records found unreferenced. The pass reads the records at one moment;
+// a writer may store (or find already stored) the same content a moment
+// later and name it in a new record. A Sweep makes that race harmless for
+// writers that use the same Local: every address a Put family call sees
+// while a sweep is active is recorded before the call looks at the disk,
+// and Sweep.Delete refuses those addresses under the same lock. Writers in
+// other processes are kept out by the timeline's writer lock (the caller's
+// job); as a second guard, Delete never removes an object whose inode
+// changed after the sweep began.
+
+// sweepGuard is the state shared by a Local and its active sweep.
+type sweepGuard struct {
+	mu      sync.Mutex
+	touched map[Hash]struct{} // nil when no sweep is active
+}
+
+// touch records that h is being stored or referenced now.
+func (l *Local) touch(h Hash) {
+	l.sweep.mu.Lock()
+	if l.sweep.touched != nil {
+		l.sweep.touched[h] = struct{}{}
+	}
+	l.sweep.mu.Unlock()
+}
+
+// DefaultGrace is the grace a sweep gives objects written just before it.
+const DefaultGrace = 2 * time.Second
+
+// Sweep deletes unreferenced objects safely against concurrent writers of
+// the same Local. Only one sweep may be active at a time.
+type Sweep struct {
+	l     *Local
+	start time.Time
+}
+
+// ErrSweepActive means another sweep of the same store is running.
+var ErrSweepActive = errors.New("another garbage collection of this store is running")
+
+// BeginSweep starts a sweep. Call it before reading the records whose
+// references decide what is kept, and End it when done. Objects whose
+// inode changed less than grace before the sweep began, or after, are
+// never deleted by it (DefaultGrace covers the change-time granularity of
+// common filesystems; tests pass a negative grace to turn the guard off).
+func (l *Local) BeginSweep(grace time.Duration) (*Sweep, error) {
+	l.sweep.mu.Lock()
+	defer l.sweep.mu.Unlock()
+	if l.sweep.touched != nil {
+		return nil, ErrSweepActive
+	}
+	l.sweep.touched = map[Hash]struct{}{}
+	return &Sweep{l: l, start: time.Now().Add(-grace)}, nil
+}
+
+// Delete removes object h unless it was stored or referenced since the
+// sweep began; deleted is false when it was kept (or already gone).
+func (s *Sweep) Delete(h Hash) (deleted bool, err error) {
+	s.l.sweep.mu.Lock()
+	defer s.l.sweep.mu.Unlock()
+	if _, ok := s.l.sweep.touched[h]; ok {
+		return false, nil
+	}
+	p := s.l.Path(h)
+	changed, err := inodeChange(p)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil
+		}
+		return false, fmt.Errorf("delete object %s: %w", h, err)
+	}
+	if !changed.Before(s.start) {
+		return false, nil
+	}
+	if err := os.Remove(p); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil
+		}
+		return false, fmt.Errorf("delete object %s: %w", h, err)
+	}
+	return true, nil
+}
+
+// SyncDirs makes the deletions durable: one fsync per shard directory
+// that lost an object (so a sweep of many objects costs one fsync per
+// directory, not per object).
+func (s *Sweep) SyncDirs(deleted []Hash) error {
+	dirs := map[string]bool{}
+	for _, h := range deleted {
+		dirs[filepath.Dir(s.l.Path(h))] = true
+	}
+	for d := range dirs {
+		if err := syncDir(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// End finishes the sweep.
+func (s *Sweep) End() {
+	s.l.sweep.mu.Lock()
+	s.l.sweep.touched = nil
+	s.l.sweep.mu.Unlock()
+}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/ckfs-dev/ckfs/config"
+	"github.com/spf13/cobra"
+)
+
+func newConfigCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "config",
+		Short: "Show the configuration",
+	}
+	var asJSON bool
+	show := &cobra.Command{
+		Use:   "show [DIR]",
+		Short: "Print the effective configuration for a repository and where each value comes from",
+		Long: `Print every setting in effect for the repository DIR (default: the current
+directory): its value and where it was set — "default", or the file and
+line of the global configuration or of a [repo."PATH"] table for DIR. The
+file is $CKFS_CONFIG, else $XDG_CONFIG_HOME/ckfs/config.toml, else
+~/.config/ckfs/config.toml; docs/configuration.md describes every key.`,
+		Example: "  ckfs config show\n  ckfs config show ~/src/app --json",
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := "."
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			root, err := absDir(dir)
+			if err != nil {
+				return withCode(ExitUsage, "config show: %v", err)
+			}
+			c, path, err := loadConfig(root)
+			if err != nil {
+				return err
+			}
+			printConfig(cmd.OutOrStdout(), c, path, root, asJSON)
+			return nil
+		},
+	}
+	show.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.AddCommand(show)
+	return cmd
+}
+
+func printConfig(out io.Writer, c *config.Config, path, root string, asJSON bool) {
+	if asJSON {
+		type entry struct {
+			Key    string `json:"key"`
+			Value  string `json:"value"`
+			Source string `json:"source"`
+		}
+		var es []entry
+		for _, k := range config.Keys {
+			es = append(es, entry{k, c.Value(k), c.Sources[k]})
+		}
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		enc.Encode(map[string]any{"file": path, "repository": root, "settings": es})
+		return
+	}
+	fmt.Fprintf(out, "# configuration file: %s\n# repository: %s\n", path, root)
+	for _, k := range config.Keys {
+		fmt.Fprintf(out, "%-24s = %-22s # %s\n", k, c.Value(k), c.Sources[k])
+	}
+}

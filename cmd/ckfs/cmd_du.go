@@ -1,0 +1,75 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/ckfs-dev/ckfs/config"
+	"github.com/ckfs-dev/ckfs/gc"
+	"github.com/spf13/cobra"
+)
+
+func newDUCmd() *cobra.Command {
+	var asJSON bool
+	var top int
+	cmd := &cobra.Command{
+		Use:   "du [DIR]",
+		Short: "Show what the store holds: size, dedup and compression, largest windows and files",
+		Long: `Show the store's size on disk, its object count, how much compression and
+deduplication save compared with keeping a full copy of a file at every
+checkpoint, and which windows and files take the most space. ckfs gc frees
+what the retention policy no longer keeps.`,
+		Example: "  ckfs du\n  ckfs du --top 20\n  ckfs du --json | jq .saving_ratio",
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := "."
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			v, err := openView(func() (string, *storeMeta, error) { return findStore(cmd, dir) })
+			if err != nil {
+				return err
+			}
+			u, err := gc.Measure(v.store, v.cas, v.records, top)
+			if err != nil {
+				return err
+			}
+			printDU(cmd.OutOrStdout(), u, asJSON)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().IntVar(&top, "top", 10, "how many windows and files to list (0: all)")
+	return cmd
+}
+
+func printDU(out io.Writer, u *gc.Usage, asJSON bool) {
+	if asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		enc.Encode(u)
+		return
+	}
+	sz := config.FormatSize
+	fmt.Fprintf(out, "store %s\n", u.Store)
+	fmt.Fprintf(out, "  %s in %d objects (%s of content, compression %.1fx) + %s timeline (%d records)\n",
+		sz(u.StoredBytes), u.Objects, sz(u.ContentBytes), u.CompressionRatio, sz(u.TimelineBytes), u.Records)
+	fmt.Fprintf(out, "  a full copy at every image would take %s: dedup %.1fx, store is %.1fx smaller\n",
+		sz(u.FullCopyBytes), u.DedupRatio, u.SavingRatio)
+	if u.Watermark > 0 {
+		fmt.Fprintf(out, "  checkpoints before %d were collected (ckfs gc)\n", u.Watermark)
+	}
+	if len(u.Windows) > 0 {
+		fmt.Fprintln(out, "largest windows (new content they stored):")
+		for _, w := range u.Windows {
+			fmt.Fprintf(out, "  %10s  %4d objects  %s %s\n", sz(w.StoredBytes), w.Objects, w.ID, w.Tool)
+		}
+	}
+	if len(u.Files) > 0 {
+		fmt.Fprintln(out, "largest files (all their stored versions):")
+		for _, f := range u.Files {
+			fmt.Fprintf(out, "  %10s  %4d versions  %s\n", sz(f.StoredBytes), f.Versions, f.Path)
+		}
+	}
+}

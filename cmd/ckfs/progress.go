@@ -1,0 +1,66 @@
+package main
+
+import (
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/ckfs-dev/ckfs/cas"
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+)
+
+// progress is a progress bar on a terminal and nothing elsewhere, so
+// scripts and logs never see control characters.
+type progress struct{ bar *progressbar.ProgressBar }
+
+// newProgress returns a byte progress bar drawn on w when w is a terminal
+// (and the work is large enough to be worth one); silent otherwise. total
+// is only called on a terminal.
+func newProgress(w io.Writer, what string, total func() int64) *progress {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return &progress{}
+	}
+	n := total()
+	if n < 64<<20 {
+		return &progress{}
+	}
+	return &progress{bar: progressbar.NewOptions64(n,
+		progressbar.OptionSetWriter(f),
+		progressbar.OptionSetDescription(what),
+		progressbar.OptionShowBytes(true),
+		progressbar.OptionThrottle(100e6),
+		progressbar.OptionClearOnFinish(),
+	)}
+}
+
+func (p *progress) Add64(n int64) {
+	if p.bar != nil {
+		p.bar.Add64(n)
+	}
+}
+
+func (p *progress) Finish() {
+	if p.bar != nil {
+		p.bar.Finish()
+	}
+}
+
+// storedBytes sums the size of every object file (one stat each, no
+// reads), for a progress bar's total.
+func storedBytes(s *cas.Local) func() int64 {
+	return func() int64 {
+		var n int64
+		filepath.WalkDir(filepath.Join(s.Dir(), "objects"), func(_ string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				if i, err := d.Info(); err == nil {
+					n += i.Size()
+				}
+			}
+			return nil
+		})
+		return n
+	}
+}

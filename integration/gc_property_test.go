@@ -1,0 +1,112 @@
+package integration
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/ckfs-dev/ckfs/cas"
+	"github.com/ckfs-dev/ckfs/gc"
+	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/internal/testenv"
+	"github.com/ckfs-dev/ckfs/rewind"
+	"golang.org/x/sys/unix"
+	"pgregory.net/rapid"
+)
+
+// collect runs a collection the way the daemon does.
+func (m *inproc) collect(p gc.Policy) (*gc.Result, error) {
+	return gc.Collect(gc.Options{Store: m.store, CAS: m.cas, Policy: p, Now: time.Now(), Grace: -time.Hour,
+		Hold: func(fn func(func(...*index.Record) error) error) error {
+			return m.rec.Exclusive(func(appendFn func(...*index.Record) error, _ []string) error { return fn(appendFn) })
+		}})
+}
+
+// TestGCPropertyThroughMount plays random windows through a real mount,
+// collecting with a random policy between windows, then requires every
+// checkpoint at or after the final watermark to rewind byte for byte, every
+// checkpoint below it to be refused with the watermark explained, and every
+// object the kept checkpoints need to exist.
+func TestGCPropertyThroughMount(t *testing.T) {
+	testenv.RequireFUSE(t)
+	rapid.Check(t, func(rt *rapid.T) {
+		m := mountInProc(t)
+		defer m.unmount()
+		old := unix.Umask(0o022)
+		defer unix.Umask(old)
+		p := func(n string) string { return filepath.Join(m.root, n) }
+		snaps := map[uint64]string{}
+		var cps []uint64
+		deleted := 0
+		windows := rapid.IntRange(2, 6).Draw(rt, "windows")
+		for w := range windows {
+			id := fmt.Sprintf("w%d", w)
+			open, err := m.rec.OpenWindow(id, "prop", "")
+			if err != nil {
+				rt.Fatal(err)
+			}
+			snaps[open], cps = tree(rt, m.root), append(cps, open)
+			for range rapid.IntRange(1, 6).Draw(rt, "ops") {
+				a := rapid.SampledFrom(propNames).Draw(rt, "path")
+				switch rapid.IntRange(0, 4).Draw(rt, "op") {
+				case 0, 1:
+					os.WriteFile(p(a), []byte(rapid.SampledFrom([]string{"x", "y\n", "zz\nzz\n", "w", "v\n"}).Draw(rt, "content")), 0o644)
+				case 2:
+					os.Remove(p(a))
+				case 3:
+					os.Mkdir(p(a), 0o755)
+				case 4:
+					os.Rename(p(a), p(rapid.SampledFrom(propNames).Draw(rt, "to")))
+				}
+			}
+			closeSeq, err := m.rec.CloseWindow(id)
+			if err != nil {
+				rt.Fatal(err)
+			}
+			snaps[closeSeq], cps = tree(rt, m.root), append(cps, closeSeq)
+			if rapid.Bool().Draw(rt, "collect") {
+				res, err := m.collect(gc.Policy{Keep: rapid.IntRange(1, 3).Draw(rt, "keep")})
+				if err != nil {
+					rt.Fatal(err)
+				}
+				deleted += res.Deleted
+			}
+		}
+		res, err := m.collect(gc.Policy{Keep: rapid.IntRange(1, windows).Draw(rt, "final keep")})
+		if err != nil {
+			rt.Fatal(err)
+		}
+		deleted += res.Deleted
+		recs, _, err := index.Load(filepath.Join(m.store, index.TimelineFile))
+		if err != nil {
+			rt.Fatal(err)
+		}
+		w, _ := index.Watermark(recs)
+		for h := range index.Live(recs, w) {
+			ch, _ := cas.ParseHash(string(h))
+			if ok, _ := m.cas.Has(ch); !ok {
+				rt.Fatalf("object %s is needed from watermark %d on and was deleted", h, w)
+			}
+		}
+		rt.Logf("watermark %d, %d objects deleted", w, deleted)
+		order := rapid.Permutation(cps).Draw(rt, "order")
+		for _, cp := range order {
+			_, err := m.rewindTo(cp)
+			var below *rewind.BelowWatermarkError
+			switch {
+			case cp < w && errors.As(err, &below):
+				continue
+			case cp < w && err == nil:
+				// Allowed only as the undo of the last rewind.
+			case err != nil:
+				rt.Fatalf("rewind to %d (watermark %d): %v", cp, w, err)
+			}
+			if got := tree(rt, m.root); got != snaps[cp] {
+				rt.Fatalf("after rewind to %d (watermark %d) the mount shows\n%s\nwant\n%s", cp, w, got, snaps[cp])
+			}
+		}
+	})
+}
