@@ -55,6 +55,12 @@ type workspace struct {
 	home  string // CKFS_HOME
 	store string
 	pid   int
+	// config is the configuration file (CKFS_CONFIG); it does not exist
+	// unless a test writes it.
+	config string
+	// extraEnv is added to the environment of every command, the daemon
+	// included.
+	extraEnv []string
 }
 
 // mountWorkspace creates a repository with setup run natively (before the
@@ -62,15 +68,30 @@ type workspace struct {
 // the test ends, failing if the mount or the daemon is left behind.
 func mountWorkspace(t *testing.T, setup string, extra ...string) *workspace {
 	t.Helper()
+	w := newWorkspace(t, setup)
+	w.mount(extra...)
+	return w
+}
+
+// newWorkspace creates the repository without mounting it.
+func newWorkspace(t *testing.T, setup string) *workspace {
+	t.Helper()
 	testenv.RequireFUSE(t)
 	base := t.TempDir()
-	w := &workspace{t: t, root: filepath.Join(base, "repo"), home: filepath.Join(base, "home")}
+	w := &workspace{t: t, root: filepath.Join(base, "repo"), home: filepath.Join(base, "home"), config: filepath.Join(base, "config.toml")}
 	if err := os.Mkdir(w.root, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if setup != "" {
 		w.shIn(w.root, setup)
 	}
+	return w
+}
+
+// mount mounts the workspace in place and unmounts it when the test ends.
+func (w *workspace) mount(extra ...string) {
+	t := w.t
+	t.Helper()
 	out := w.ckfs(append([]string{"mount", w.root}, extra...)...)
 	if !strings.Contains(out, "mounted") {
 		t.Fatalf("mount: %s", out)
@@ -81,11 +102,11 @@ func mountWorkspace(t *testing.T, setup string, extra ...string) *workspace {
 	}
 	w.store, w.pid = st.Store, st.Daemon.PID
 	t.Cleanup(w.unmount)
-	return w
 }
 
 func (w *workspace) env() []string {
-	return append(os.Environ(), "CKFS_HOME="+w.home, "NO_COLOR=1",
+	env := append(os.Environ(), w.extraEnv...)
+	return append(env, "CKFS_HOME="+w.home, "CKFS_CONFIG="+w.config, "NO_COLOR=1",
 		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com",
 		"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
 }
