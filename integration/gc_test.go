@@ -266,3 +266,29 @@ func TestConfigAndAutoGC(t *testing.T) {
 		t.Errorf("auto_gc = false still collected: watermark %d -> %d", wm, wm2)
 	}
 }
+
+// With a size limit and automatic collection, the daemon collects on its
+// own once the store passes the limit, while mounted.
+func TestAutoGCAtSizeLimit(t *testing.T) {
+	w := newWorkspace(t, ``)
+	os.WriteFile(w.config, []byte("[retention]\nmax_size = \"64KiB\"\nkeep = 1000\n"), 0o644)
+	w.extraEnv = []string{"CKFS_TEST_SIZE_CHECK_EVERY=0s", "CKFS_TEST_SWEEP_GRACE=-1h"}
+	w.mount()
+	for i := range 6 {
+		// 32 KiB of incompressible content per window.
+		w.window(fmt.Sprintf("w%d", i), `head -c 32768 /dev/urandom > blob.bin`)
+	}
+	var wm uint64
+	for range 200 { // the daemon checks once a second
+		if wm, _ = index.Watermark(w.records()); wm > 0 {
+			break
+		}
+		w.sh("sleep 0.05")
+	}
+	if wm == 0 {
+		t.Fatal("the daemon never collected a store past its size limit")
+	}
+	if m := w.missingLive(); len(m) > 0 {
+		t.Fatalf("automatic collection lost needed objects: %v", m)
+	}
+}

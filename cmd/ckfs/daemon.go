@@ -86,6 +86,7 @@ type daemon struct {
 	opMu   sync.Mutex // one rewind or collection at a time
 
 	lastSizeCheck time.Time
+	sizeEvery     time.Duration
 }
 
 // runDaemon mounts and serves until it is told to unmount, is signalled, or
@@ -158,7 +159,7 @@ func runDaemon(ctx context.Context, o daemonOptions, ready io.Writer) (err error
 	if err != nil {
 		return err
 	}
-	d := &daemon{o: o, log: log, rec: rec, srv: srv, fsys: fsys, store: store, rootFd: rootFd, stop: make(chan string, 4)}
+	d := &daemon{o: o, log: log, rec: rec, srv: srv, fsys: fsys, store: store, rootFd: rootFd, stop: make(chan string, 4), sizeEvery: sizeCheckEvery(), lastSizeCheck: time.Now()}
 
 	sock := socketPath(o.Store)
 	os.Remove(sock) // stale: we hold the store lock, so no daemon owns it

@@ -2,6 +2,7 @@ package main
 
 import (
 	"io/fs"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -25,14 +26,20 @@ func (d *daemon) collect(p gc.Policy, dry bool) (*gc.Result, error) {
 	return res, err
 }
 
-// sizeCheckEvery is how often a daemon with a size limit measures its store.
-const sizeCheckEvery = time.Minute
+// sizeCheckEvery is how often a daemon with a size limit measures its
+// store; tests shorten it with CKFS_TEST_SIZE_CHECK_EVERY.
+func sizeCheckEvery() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("CKFS_TEST_SIZE_CHECK_EVERY")); err == nil {
+		return d
+	}
+	return time.Minute
+}
 
 // maybeCollect collects when automatic collection is on and the store has
 // grown past its size limit; it measures at most once a sizeCheckEvery.
 func (d *daemon) maybeCollect(now time.Time) {
 	r := d.o.Retention
-	if !r.AutoGC || r.MaxSize <= 0 || now.Sub(d.lastSizeCheck) < sizeCheckEvery {
+	if !r.AutoGC || r.MaxSize <= 0 || now.Sub(d.lastSizeCheck) < d.sizeEvery {
 		return
 	}
 	d.lastSizeCheck = now
