@@ -6,10 +6,11 @@
 //     (Claude Code's checkpoints) holds, vs a shadow git repository that
 //     commits after every edit (as Cline and Gemini CLI checkpoint), side by
 //     side in one run;
+//
 //   - ckfs verify throughput on a store of about 1 GiB, with a cold page
 //     cache and a warm one.
 //
-//	go run ./bench/store -ckfs PATH [-edits 1000] [-files 50] [-verify-mib 1024]
+//     go run ./bench/store -ckfs PATH [-edits 1000] [-files 50] [-verify-mib 1024]
 package main
 
 import (
