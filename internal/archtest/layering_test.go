@@ -23,6 +23,10 @@ var forbidden = map[string][]string{
 	"rewind":  {"fusefs", "capture", "cmd/ckfs", "gc"},
 	"gc":      {"fusefs", "capture", "cmd/ckfs"},
 	"config":  {"*"},
+	// The two timelines never know each other: the conversation side
+	// imports nothing of the file side, nor the file side of it.
+	"session":    {"index", "cas", "capture", "fusefs", "rewind", "gc", "cmd/ckfs"},
+	"transcript": {"*"},
 }
 
 type pkg struct {

@@ -1,0 +1,158 @@
+package session
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+)
+
+// Dir is where a store keeps its session logs.
+func Dir(store string) string { return filepath.Join(store, "sessions") }
+
+// Path is the log of session id.
+func Path(store, id string) string { return filepath.Join(Dir(store), id+".jsonl") }
+
+// Append appends events to the log of session id, assigning version, seq
+// and time (now), each event made durable before the next. It creates the
+// log (and its directory) if needed.
+func Append(store, id string, now time.Time, evs ...*Event) error {
+	if !ValidID(id) {
+		return fmt.Errorf("session id %q: want letters, digits, '.', '_' or '-'", id)
+	}
+	if err := os.MkdirAll(Dir(store), 0o700); err != nil {
+		return err
+	}
+	for _, e := range evs {
+		err := appendLine(Path(store, id), func(last []byte) ([]byte, error) {
+			var seq uint64
+			if len(last) > 0 {
+				prev, err := ParseEvent(last)
+				if err != nil {
+					return nil, fmt.Errorf("session log %s: last line: %v (run ckfs verify)", Path(store, id), err)
+				}
+				seq = prev.Seq
+			}
+			e.V, e.Seq, e.Time = Version, seq+1, now.UTC()
+			if err := e.Validate(); err != nil {
+				return nil, err
+			}
+			return json.Marshal(e)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Load reads a session log. A torn or bad line ends it: the events before it
+// are returned with the *TailError; a seq that does not increase is a bad line.
+func Load(path string) ([]Event, *TailError, error) {
+	var out []Event
+	tail, err := readLines(path, func(line []byte) error {
+		e, err := ParseEvent(line)
+		if err != nil {
+			return err
+		}
+		if n := len(out); n > 0 && e.Seq <= out[n-1].Seq {
+			return fmt.Errorf("seq %d after %d", e.Seq, out[n-1].Seq)
+		}
+		out = append(out, *e)
+		return nil
+	})
+	return out, tail, err
+}
+
+// List returns the ids of the session logs of a store, oldest first.
+func List(store string) ([]string, error) {
+	ents, err := os.ReadDir(Dir(store))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	type item struct {
+		id string
+		t  time.Time
+	}
+	var items []item
+	for _, e := range ents {
+		name := e.Name()
+		if filepath.Ext(name) != ".jsonl" {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			continue
+		}
+		items = append(items, item{name[:len(name)-6], info.ModTime()})
+	}
+	sort.Slice(items, func(i, j int) bool { return items[i].t.Before(items[j].t) })
+	var ids []string
+	for _, it := range items {
+		ids = append(ids, it.id)
+	}
+	return ids, nil
+}
+
+// Clean reports whether cutting after seq keeps every tool call with its
+// result: no tool call at or before seq finishes after it.
+func Clean(evs []Event, seq uint64) bool {
+	open := map[string]bool{}
+	for _, e := range evs {
+		if e.Seq > seq {
+			break
+		}
+		switch e.Kind {
+		case KindToolCall:
+			open[e.Call] = true
+		case KindToolResult:
+			delete(open, e.Call)
+		}
+	}
+	return len(open) == 0
+}
+
+// UncleanError means a cut would separate a tool call from its result.
+type UncleanError struct {
+	What          string // the log or transcript
+	Cut           int64
+	Before, After int64 // the nearest clean cuts; -1 if none
+}
+
+func (e *UncleanError) Error() string {
+	s := fmt.Sprintf("%s: cutting at %d would separate a tool call from its result", e.What, e.Cut)
+	switch {
+	case e.Before >= 0 && e.After >= 0:
+		s += fmt.Sprintf("; the nearest clean boundaries are %d and %d", e.Before, e.After)
+	case e.Before >= 0:
+		s += fmt.Sprintf("; the nearest clean boundary is %d", e.Before)
+	case e.After >= 0:
+		s += fmt.Sprintf("; the nearest clean boundary is %d", e.After)
+	}
+	return s
+}
+
+// nearestClean finds the clean cuts around cut among 0..n, given a
+// predicate over positions.
+func nearestClean(cut, n int64, clean func(int64) bool) (before, after int64) {
+	before, after = -1, -1
+	for p := cut - 1; p >= 0; p-- {
+		if clean(p) {
+			before = p
+			break
+		}
+	}
+	for p := cut + 1; p <= n; p++ {
+		if clean(p) {
+			after = p
+			break
+		}
+	}
+	return before, after
+}

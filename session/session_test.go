@@ -1,0 +1,196 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+
+// turn appends a prompt and parallel tool calls with their results.
+func turn(t *testing.T, store, id, prompt string, calls ...string) {
+	t.Helper()
+	evs := []*Event{{Kind: KindPrompt, Text: prompt}}
+	for _, c := range calls {
+		evs = append(evs, &Event{Kind: KindToolCall, Call: c, Tool: "Bash", Input: json.RawMessage(`{"command":"true"}`)})
+	}
+	for _, c := range calls {
+		evs = append(evs, &Event{Kind: KindToolResult, Call: c})
+	}
+	if err := Append(store, id, t0, evs...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestAppendLoadAndTornTail(t *testing.T) {
+	store := t.TempDir()
+	if err := Append(store, "s1", t0, &Event{Kind: KindStart, Agent: "claude", AgentSession: "s1"}); err != nil {
+		t.Fatal(err)
+	}
+	turn(t, store, "s1", "fix the bug", "toolu_1", "toolu_2")
+	f, _ := os.OpenFile(Path(store, "s1"), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"v":1,"seq":7,"ti`)
+	f.Close()
+	evs, tail, err := Load(Path(store, "s1"))
+	if err != nil || tail == nil || !tail.Torn || len(evs) != 6 {
+		t.Fatalf("load with a torn tail: %d events, tail %v, err %v", len(evs), tail, err)
+	}
+	turn(t, store, "s1", "again", "toolu_3")
+	evs, tail, err = Load(Path(store, "s1"))
+	if err != nil || tail != nil || len(evs) != 9 || evs[6].Seq != 7 || evs[6].Text != "again" {
+		t.Fatalf("after repair: %d events, tail %v, err %v", len(evs), tail, err)
+	}
+	if err := Append(store, "../x", t0, &Event{Kind: KindStart}); err == nil {
+		t.Error("a session id with a path in it was accepted")
+	}
+}
+
+func TestConcurrentAppends(t *testing.T) {
+	store := t.TempDir()
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 20 {
+				if err := Append(store, "s", t0, &Event{Kind: KindPrompt, Text: fmt.Sprint(g, i)}); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	evs, tail, err := Load(Path(store, "s"))
+	if err != nil || tail != nil || len(evs) != 160 || evs[159].Seq != 160 {
+		t.Fatalf("%d events, tail %v, err %v", len(evs), tail, err)
+	}
+}
+
+func TestForkModes(t *testing.T) {
+	store := t.TempDir()
+	Append(store, "p", t0, &Event{Kind: KindStart, Agent: "claude"}) // 1
+	turn(t, store, "p", "one", "a", "b")                             // 2..6
+	turn(t, store, "p", "two", "c")                                  // 7..9
+	parent, _ := os.ReadFile(Path(store, "p"))
+
+	plan, err := PlanFork(store, "p", "c1", 6, ModeCut, "", t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := plan.Write(store); err != nil {
+		t.Fatal(err)
+	}
+	child, _, _ := Load(Path(store, "c1"))
+	if len(child) != 7 || child[0].Kind != KindFork || *child[0].Cut != 6 || child[0].Parent != "p" || child[6].Kind != KindToolResult {
+		t.Fatalf("cut fork: %+v", child)
+	}
+	if err := plan.Write(store); err == nil {
+		t.Error("a fork overwrote an existing session")
+	}
+
+	from, err := PlanFork(store, "p", "c2", 6, ModeSummarizeFrom, "they asked two; ran c", t0)
+	if err != nil || len(from.Events) != 8 || from.Events[7].Kind != KindSummary || len(from.Dropped) != 3 {
+		t.Fatalf("summarize-from: %v %+v", err, from)
+	}
+	upto, err := PlanFork(store, "p", "c3", 6, ModeSummarizeUpTo, "they asked one; ran a, b", t0)
+	if err != nil || len(upto.Events) != 5 || upto.Events[1].Kind != KindSummary || upto.Events[2].Text != "two" || len(upto.Dropped) != 6 {
+		t.Fatalf("summarize-up-to: %v %+v", err, upto)
+	}
+
+	_, err = PlanFork(store, "p", "c4", 4, ModeCut, "", t0)
+	var ue *UncleanError
+	if !errors.As(err, &ue) || ue.Before != 2 || ue.After != 6 {
+		t.Fatalf("unclean cut: %v", err)
+	}
+	if !strings.Contains(err.Error(), "nearest clean boundaries are 2 and 6") {
+		t.Errorf("message: %v", err)
+	}
+	if after, _ := os.ReadFile(Path(store, "p")); !bytes.Equal(parent, after) {
+		t.Error("forking changed the parent log")
+	}
+}
+
+func TestMarks(t *testing.T) {
+	store := t.TempDir()
+	for i := range 3 {
+		n, err := AppendMark(store, &Mark{Label: fmt.Sprint("turn ", i), Files: uint64(10 * i),
+			Conversation: &Coord{Session: "s", Seq: uint64(i), Agent: "claude", Transcript: "/t/s.jsonl", Lines: int64(4 * i)}}, t0)
+		if err != nil || n != i+1 {
+			t.Fatalf("mark %d: %d, %v", i, n, err)
+		}
+	}
+	ms, tail, err := LoadMarks(store)
+	if err != nil || tail != nil || len(ms) != 3 || ms[2].Files != 20 || ms[2].Conversation.Lines != 8 {
+		t.Fatalf("marks: %+v %v %v", ms, tail, err)
+	}
+	if _, err := AppendMark(store, &Mark{Conversation: &Coord{Session: "s", Transcript: "relative.jsonl"}}, t0); err == nil {
+		t.Error("a relative transcript path was accepted")
+	}
+	if _, err := os.Stat(filepath.Join(store, MarksFile)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func FuzzParseEvent(f *testing.F) {
+	f.Add([]byte(`{"v":1,"seq":3,"time":"2026-12-02T09:00:00Z","kind":"tool_call","call":"toolu_1","tool":"Bash","input":{"command":"ls"}}`))
+	f.Add([]byte(`{"v":1,"seq":1,"time":"2026-12-02T09:00:00Z","kind":"fork","parent":"p","cut":4,"mode":"cut"}`))
+	f.Add([]byte(`{"v":2}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		e, err := ParseEvent(line)
+		if err != nil {
+			return
+		}
+		b, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e2, err := ParseEvent(b)
+		if err != nil {
+			t.Fatalf("a valid event does not survive a round trip: %v\n%s", err, b)
+		}
+		if e2.Seq != e.Seq || e2.Kind != e.Kind || e2.Call != e.Call {
+			t.Fatalf("round trip changed the event: %+v -> %+v", e, e2)
+		}
+	})
+}
+
+func FuzzParseMark(f *testing.F) {
+	f.Add([]byte(`{"v":1,"mark":2,"time":"2026-12-02T09:00:00Z","label":"fix it","files":41,"conversation":{"session":"s","seq":7,"agent":"claude","transcript":"/h/.claude/projects/p/s.jsonl","lines":12}}`))
+	f.Add([]byte(`{"v":1,"mark":1,"time":"2026-12-02T09:00:00Z","files":0}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		m, err := ParseMark(line)
+		if err != nil {
+			return
+		}
+		if m.Mark < 1 || (m.Conversation != nil && !ValidID(m.Conversation.Session)) {
+			t.Fatalf("accepted an invalid mark: %+v", m)
+		}
+	})
+}
+
+// FuzzLoad: any bytes as a session log load without panicking, and the
+// events returned have increasing seqs.
+func FuzzLoad(f *testing.F) {
+	f.Add([]byte("{\"v\":1,\"seq\":1,\"time\":\"2026-12-02T09:00:00Z\",\"kind\":\"start\"}\n{\"v\":1,\"seq\":2,\"ti"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := filepath.Join(t.TempDir(), "s.jsonl")
+		os.WriteFile(p, data, 0o600)
+		evs, _, err := Load(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 1; i < len(evs); i++ {
+			if evs[i].Seq <= evs[i-1].Seq {
+				t.Fatalf("seqs do not increase: %d then %d", evs[i-1].Seq, evs[i].Seq)
+			}
+		}
+	})
+}
