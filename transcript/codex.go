@@ -1,0 +1,134 @@
+package transcript
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Codex CLI writes a rollout per session to
+// ~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<session id>.jsonl: lines of
+// {timestamp, type, payload}. session_meta (first) carries the session id
+// in payload.id; response_item payloads are messages, reasoning, and tool
+// calls (function_call, custom_tool_call, local_shell_call with a call_id)
+// and their outputs (function_call_output, custom_tool_call_output);
+// event_msg and turn_context lines are the display log and turn state.
+
+type codexLine struct {
+	Type    string `json:"type"`
+	Payload *struct {
+		Type    string          `json:"type"`
+		ID      string          `json:"id"`
+		CallID  string          `json:"call_id"`
+		Role    string          `json:"role"`
+		Message string          `json:"message"`
+		Content json.RawMessage `json:"content"`
+	} `json:"payload"`
+}
+
+func parseCodex(line []byte, session *string) (entry, error) {
+	var l codexLine
+	if err := json.Unmarshal(line, &l); err != nil {
+		return entry{}, err
+	}
+	if l.Type == "" || l.Payload == nil {
+		return entry{}, errors.New("line without type or payload")
+	}
+	var e entry
+	p := l.Payload
+	switch l.Type {
+	case "session_meta":
+		if p.ID == "" {
+			return entry{}, errors.New("session_meta without id")
+		}
+		e.session = true
+		if *session == "" {
+			*session = p.ID
+		}
+	case "response_item":
+		e.conv = true
+		switch p.Type {
+		case "function_call", "custom_tool_call", "local_shell_call":
+			if p.CallID == "" {
+				return entry{}, fmt.Errorf("%s without call_id", p.Type)
+			}
+			e.calls = []string{p.CallID}
+		case "function_call_output", "custom_tool_call_output":
+			if p.CallID == "" {
+				return entry{}, fmt.Errorf("%s without call_id", p.Type)
+			}
+			e.results = []string{p.CallID}
+		case "message":
+			if p.Role == "user" {
+				var parts []struct {
+					Type string `json:"type"`
+					Text string `json:"text"`
+				}
+				if json.Unmarshal(p.Content, &parts) == nil {
+					var b strings.Builder
+					for _, c := range parts {
+						if c.Type == "input_text" {
+							b.WriteString(c.Text)
+						}
+					}
+					if s := b.String(); !strings.HasPrefix(s, "<environment_context>") && !strings.HasPrefix(s, "<user_instructions>") {
+						e.prompt = s
+					}
+				}
+			}
+		}
+	case "event_msg":
+		if p.Type == "user_message" {
+			e.prompt = p.Message
+			e.calls, e.results = nil, nil
+			e.uuid = "" // display mirror of the prompt
+		}
+	}
+	return e, nil
+}
+
+// codexFork writes the kept lines with the session_meta's id set to the
+// child's, and the summary item of the summarize modes (after the
+// session_meta line, which must stay first).
+func (t *Transcript) codexFork(keep []int, child string, summary *summaryAt, now time.Time) ([][]byte, error) {
+	var out [][]byte
+	emit := func() {
+		ts := now.UTC().Format("2006-01-02T15:04:05.000Z")
+		line, _ := json.Marshal(map[string]any{"timestamp": ts, "type": "response_item", "payload": map[string]any{
+			"type": "message", "role": "user", "content": []map[string]any{{"type": "input_text", "text": summary.text}},
+		}})
+		out = append(out, line)
+	}
+	metaSeen := false
+	for _, i := range keep {
+		line := t.Lines[i]
+		if t.entries[i].session {
+			var ok bool
+			if line, ok = setString(line, []string{"payload", "id"}, child); !ok {
+				return nil, fmt.Errorf("transcript %s: line %d: cannot set its session id", t.Path, i+1)
+			}
+			out = append(out, line)
+			if !metaSeen && summary != nil && summary.first {
+				emit()
+			}
+			metaSeen = true
+			continue
+		}
+		out = append(out, line)
+	}
+	if summary != nil && !summary.first {
+		emit()
+	}
+	if !metaSeen {
+		return nil, fmt.Errorf("transcript %s: the fork would have no session_meta line", t.Path)
+	}
+	return out, nil
+}
+
+// codexPath names the child's rollout beside the original.
+func (t *Transcript) codexPath(child string, now time.Time) string {
+	return filepath.Join(filepath.Dir(t.Path), "rollout-"+now.UTC().Format("2006-01-02T15-04-05")+"-"+child+".jsonl")
+}

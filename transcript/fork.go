@@ -1,0 +1,170 @@
+package transcript
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// The fork modes (the same names as ckfs's own session forks).
+const (
+	ModeCut           = "cut"
+	ModeSummarizeFrom = "summarize-from"
+	ModeSummarizeUpTo = "summarize-up-to"
+)
+
+// summaryAt is the summary entry of a summarize mode: first (standing for
+// what comes before the cut) or last (for what came after it).
+type summaryAt struct {
+	text  string
+	first bool
+}
+
+// Fork is a new transcript, planned and not yet written.
+type Fork struct {
+	Agent     string `json:"agent"`
+	Parent    string `json:"parent_session"`
+	SessionID string `json:"session"`
+	Path      string `json:"path"`
+	Cut       int    `json:"cut_after_line"`
+	Mode      string `json:"mode"`
+	Kept      int    `json:"lines_kept"`
+	Dropped   int    `json:"lines_dropped"` // summarized away or cut
+	Resume    string `json:"resume"`        // the command that resumes it
+	// Range is the text of the lines the summary stands for (what a
+	// summarizer reads); empty for a plain cut.
+	Range []byte `json:"-"`
+	data  []byte
+}
+
+// ForkOptions says how to fork.
+type ForkOptions struct {
+	Mode    string    // ModeCut (default), ModeSummarizeFrom, ModeSummarizeUpTo
+	Summary string    // the summary text of the summarize modes
+	Child   string    // the new session id; a fresh UUID if empty
+	Now     time.Time // for names and timestamps
+}
+
+// Fork plans a fork at a clean cut after line n: the new session holds the
+// first n lines (ModeCut), those and a summary of the rest
+// (ModeSummarizeFrom), or a summary of them and the rest
+// (ModeSummarizeUpTo). Every kept line is byte for byte the original but
+// for its session id (and, under a summary, its parent). Metadata that
+// points at an entry the fork drops is dropped with it.
+func (t *Transcript) Fork(n int, o ForkOptions) (*Fork, error) {
+	if err := t.checkCut(n); err != nil {
+		return nil, err
+	}
+	if o.Mode == "" {
+		o.Mode = ModeCut
+	}
+	if o.Child == "" {
+		o.Child = uuid.NewString()
+	}
+	if o.Now.IsZero() {
+		o.Now = time.Now()
+	}
+	f := &Fork{Agent: t.Agent, Parent: t.SessionID, SessionID: o.Child, Cut: n, Mode: o.Mode}
+	var keep, gone []int
+	var sum *summaryAt
+	for i := range t.Lines {
+		in := i < n
+		if o.Mode == ModeSummarizeUpTo {
+			// The summary stands for the head; the session header stays.
+			in = i >= n || (t.Agent == Codex && t.entries[i].session)
+		}
+		if in {
+			keep = append(keep, i)
+		} else {
+			gone = append(gone, i)
+		}
+	}
+	switch o.Mode {
+	case ModeCut:
+	case ModeSummarizeFrom, ModeSummarizeUpTo:
+		if o.Summary == "" {
+			return nil, errors.New("a summarize fork needs the summary text")
+		}
+		sum = &summaryAt{text: o.Summary, first: o.Mode == ModeSummarizeUpTo}
+	default:
+		return nil, fmt.Errorf("fork mode %q", o.Mode)
+	}
+	for _, i := range gone {
+		f.Range = append(append(f.Range, t.Lines[i]...), '\n')
+	}
+	var lines [][]byte
+	var err error
+	switch t.Agent {
+	case Claude:
+		lines, err = t.claudeFork(keep, o.Child, sum, o.Now)
+		f.Path = t.claudePath(o.Child)
+		f.Resume = "claude --resume " + o.Child
+	case Codex:
+		lines, err = t.codexFork(keep, o.Child, sum, o.Now)
+		f.Path = t.codexPath(o.Child, o.Now)
+		f.Resume = "codex resume " + o.Child
+	}
+	if err != nil {
+		return nil, err
+	}
+	carries := sum != nil && t.Agent == Claude
+	for _, i := range keep {
+		carries = carries || t.entries[i].session
+	}
+	if !carries {
+		return nil, fmt.Errorf("transcript %s: a fork after line %d keeps no entry of the session; start a new session instead", t.Path, n)
+	}
+	f.Kept, f.Dropped = len(keep), len(gone)
+	for _, l := range lines {
+		f.data = append(append(f.data, l...), '\n')
+	}
+	return f, nil
+}
+
+// Content is the new transcript's bytes.
+func (f *Fork) Content() []byte { return f.data }
+
+// Write creates the new transcript durably; it never replaces a file.
+func (f *Fork) Write() error {
+	dir := filepath.Dir(f.Path)
+	tmp, err := os.CreateTemp(dir, ".ckfs-fork-*")
+	if err != nil {
+		return fmt.Errorf("write forked transcript: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(f.data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write forked transcript %s: %w", f.Path, err)
+	}
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Link(tmp.Name(), f.Path); err != nil {
+		return fmt.Errorf("write forked transcript %s: %w", f.Path, err)
+	}
+	d, err := os.Open(dir)
+	if err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// Equal reports whether the file at path still holds exactly data.
+func Equal(path string, data []byte) bool {
+	b, err := os.ReadFile(path)
+	return err == nil && bytes.Equal(b, data)
+}

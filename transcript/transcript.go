@@ -1,0 +1,178 @@
+// Package transcript reads coding agents' own conversation transcripts
+// (Claude Code's and Codex CLI's JSONL files), finds the clean boundaries
+// in them (never between a tool call and its result), and forks one into a
+// new session the agent can resume, leaving the original untouched. It
+// knows these formats and nothing of ckfs's stores.
+package transcript
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"sort"
+)
+
+// The agents whose transcripts this package reads.
+const (
+	Claude = "claude"
+	Codex  = "codex"
+)
+
+// maxLine bounds one transcript line (tool results can be large).
+const maxLine = 64 << 20
+
+// entry is what a fork needs to know about one line.
+type entry struct {
+	uuid    string   // Claude: the entry's uuid
+	parent  string   // Claude: its parentUuid
+	refs    []string // metadata that points at other entries (leafUuid, messageId)
+	calls   []string // tool calls made on this line
+	results []string // tool calls whose results this line carries
+	prompt  string   // the user's own text, if the line is a prompt
+	session bool     // the line carries the session id
+	conv    bool     // a conversation entry (not metadata or display)
+}
+
+// Transcript is an agent transcript read into memory.
+type Transcript struct {
+	Path      string
+	Agent     string
+	SessionID string
+	Lines     [][]byte // complete lines, without newlines
+	entries   []entry
+}
+
+// Load reads the transcript at path, written by agent (Claude or Codex).
+func Load(path, agent string) (*Transcript, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read transcript: %w", err)
+	}
+	return Parse(path, data, agent)
+}
+
+// Parse reads a transcript from data (the contents of path). An
+// unterminated last line is being written right now and is left out; a
+// line that does not parse anywhere else is an error naming it.
+func Parse(path string, data []byte, agent string) (*Transcript, error) {
+	t := &Transcript{Path: path, Agent: agent}
+	for n := 1; len(data) > 0; n++ {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			break // an unterminated line is an append in progress
+		}
+		line := data[:i]
+		data = data[i+1:]
+		if len(line) > maxLine {
+			return nil, fmt.Errorf("transcript %s: line %d is longer than %d bytes", path, n, maxLine)
+		}
+		var e entry
+		var err error
+		switch agent {
+		case Claude:
+			e, err = parseClaude(line, &t.SessionID)
+		case Codex:
+			e, err = parseCodex(line, &t.SessionID)
+		default:
+			return nil, fmt.Errorf("unknown agent %q: ckfs reads claude and codex transcripts", agent)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("transcript %s: line %d: %v", path, n, err)
+		}
+		t.Lines = append(t.Lines, line)
+		t.entries = append(t.entries, e)
+	}
+	if t.SessionID == "" && len(t.Lines) > 0 {
+		return nil, fmt.Errorf("transcript %s: no session id in it", path)
+	}
+	return t, nil
+}
+
+// Clean reports whether cutting after the first n lines keeps every tool
+// call with its result.
+func (t *Transcript) Clean(n int) bool {
+	return len(t.openCalls(n)) == 0
+}
+
+func (t *Transcript) openCalls(n int) []string {
+	open := map[string]bool{}
+	for _, e := range t.entries[:n] {
+		for _, c := range e.calls {
+			open[c] = true
+		}
+		for _, r := range e.results {
+			delete(open, r)
+		}
+	}
+	var ids []string
+	for id := range open {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// UncleanError means a cut would separate tool calls from their results.
+type UncleanError struct {
+	Path          string
+	Cut           int
+	Open          []string // the calls whose results would be lost
+	Before, After int      // the nearest clean cuts (in lines); -1 if none
+}
+
+func (e *UncleanError) Error() string {
+	s := fmt.Sprintf("transcript %s: cutting after line %d would separate tool call %v from its result", e.Path, e.Cut, e.Open)
+	switch {
+	case e.Before >= 0 && e.After >= 0:
+		s += fmt.Sprintf("; the nearest clean boundaries are after lines %d and %d", e.Before, e.After)
+	case e.Before >= 0:
+		s += fmt.Sprintf("; the nearest clean boundary is after line %d", e.Before)
+	case e.After >= 0:
+		s += fmt.Sprintf("; the nearest clean boundary is after line %d", e.After)
+	}
+	return s
+}
+
+// checkCut refuses a cut that is out of range or unclean.
+func (t *Transcript) checkCut(n int) error {
+	if n < 0 || n > len(t.Lines) {
+		return fmt.Errorf("transcript %s has %d lines; cannot cut after line %d", t.Path, len(t.Lines), n)
+	}
+	if open := t.openCalls(n); len(open) > 0 {
+		e := &UncleanError{Path: t.Path, Cut: n, Open: open, Before: -1, After: -1}
+		for p := n - 1; p >= 0; p-- {
+			if t.Clean(p) {
+				e.Before = p
+				break
+			}
+		}
+		for p := n + 1; p <= len(t.Lines); p++ {
+			if t.Clean(p) {
+				e.After = p
+				break
+			}
+		}
+		return e
+	}
+	return nil
+}
+
+// PositionBefore returns the cut that keeps the conversation as it was
+// before prompt was submitted: the number of lines, less the last one if
+// it already is that prompt (a hook may run before or after the agent
+// writes it).
+func (t *Transcript) PositionBefore(prompt string) int {
+	cut := len(t.Lines)
+	for i := len(t.Lines) - 1; i >= 0 && prompt != ""; i-- {
+		e := t.entries[i]
+		if e.prompt == prompt {
+			cut = i // the prompt, and its mirrors
+			continue
+		}
+		if e.conv {
+			break // the conversation before the prompt
+		}
+		// metadata written with the prompt (snapshots, titles)
+	}
+	return cut
+}
