@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/session"
 	"github.com/spf13/cobra"
 )
 
@@ -24,7 +25,9 @@ type logEntry struct {
 	Time       time.Time `json:"time"`
 	Open       bool      `json:"open,omitempty"` // a window still open
 	Target     uint64    `json:"target,omitempty"`
-	Restorable bool      `json:"restorable"` // its checkpoint is at or after the watermark
+	Restorable bool      `json:"restorable"`        // its checkpoint is at or after the watermark
+	Mark       int       `json:"mark,omitempty"`    // the turn (mark) it belongs to; for a mark, its number
+	Session    string    `json:"session,omitempty"` // a mark's conversation session
 	Files      []logFile `json:"files"`
 }
 
@@ -47,8 +50,10 @@ func newLogCmd() *cobra.Command {
 		Long: `List the timeline newest first: every tool window with its checkpoints, tool,
 label and time, and the files it changed with added and removed lines;
 changes made outside any window (your own edits) and rewinds are listed as
-such. Rewind with ckfs rewind --to CHECKPOINT (a seq shown here) or --to ID
-(just before that window).`,
+such. Windows are grouped under the turns that marks delimit (the agent
+hooks write a mark at every prompt). Rewind with ckfs rewind --to
+CHECKPOINT (a seq shown here), --to ID (just before that window) or
+--mark M (both timelines).`,
 		Example: "  ckfs log\n  ckfs log --json | jq '.[0]'",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -135,11 +140,36 @@ func (v *workspaceView) logEntries() []logEntry {
 		}
 	}
 	flushOutside()
+	marks, _, _ := session.LoadMarks(v.store)
+	for i := range out {
+		for _, m := range marks {
+			if m.Files <= out[i].Before {
+				out[i].Mark = m.Mark
+			}
+		}
+	}
+	for _, m := range marks {
+		e := logEntry{Kind: "mark", Mark: m.Mark, Label: m.Label, Time: m.Time, Before: m.Files, Checkpoint: m.Files}
+		if m.Conversation != nil {
+			e.Session = m.Conversation.Session
+		}
+		out = append(out, e)
+	}
 	w, _ := index.Watermark(v.records)
 	for i := range out {
 		out[i].Restorable = out[i].Before >= w
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Before > out[j].Before })
+	// Newest turn first, each mark heading its turn's entries, newest first.
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Mark != b.Mark {
+			return a.Mark > b.Mark
+		}
+		if (a.Kind == "mark") != (b.Kind == "mark") {
+			return a.Kind == "mark"
+		}
+		return a.Before > b.Before
+	})
 	return out
 }
 
@@ -195,6 +225,10 @@ func printLog(out io.Writer, entries []logEntry, records []index.Record) {
 	mark := map[string]string{"added": "A", "deleted": "D", "modified": "M", "mode": "m", "type": "T", "skipped": "!"}
 	below := false
 	for _, e := range entries {
+		pre := ""
+		if e.Mark > 0 && e.Kind != "mark" {
+			pre = "  " // inside a turn
+		}
 		if !e.Restorable && !below {
 			below = true
 			fmt.Fprintf(out, "--- checkpoints before %d are no longer restorable: ckfs gc removed their content on %s (%s) ---\n",
@@ -202,7 +236,18 @@ func printLog(out io.Writer, entries []logEntry, records []index.Record) {
 		}
 		when := e.Time.Local().Format("2006-01-02 15:04:05")
 		switch e.Kind {
+		case "mark":
+			fmt.Fprintf(out, "mark %d  %s  checkpoint %d", e.Mark, when, e.Checkpoint)
+			if e.Session != "" {
+				fmt.Fprintf(out, "  conversation %s", e.Session)
+			}
+			if e.Label != "" {
+				fmt.Fprintf(out, "\n    %q", trunc(e.Label, 100))
+			}
+			fmt.Fprintln(out)
+			continue
 		case "window":
+			fmt.Fprint(out, pre)
 			state := fmt.Sprintf("checkpoints %d..%d", e.Before, e.Checkpoint)
 			if e.Open {
 				state = fmt.Sprintf("from checkpoint %d, still open", e.Before)
@@ -213,9 +258,9 @@ func printLog(out io.Writer, entries []logEntry, records []index.Record) {
 			}
 			fmt.Fprintln(out)
 		case "rewind":
-			fmt.Fprintf(out, "rewind %s  to checkpoint %d  %s  (checkpoint %d is just before it)\n", e.ID, e.Target, when, e.Before)
+			fmt.Fprintf(out, pre+"rewind %s  to checkpoint %d  %s  (checkpoint %d is just before it)\n", e.ID, e.Target, when, e.Before)
 		case "outside":
-			fmt.Fprintf(out, "outside any window (your own edits)  %s  checkpoints %d..%d\n", when, e.Before, e.Checkpoint)
+			fmt.Fprintf(out, pre+"outside any window (your own edits)  %s  checkpoints %d..%d\n", when, e.Before, e.Checkpoint)
 		}
 		for _, f := range e.Files {
 			detail := ""
@@ -231,7 +276,7 @@ func printLog(out io.Writer, entries []logEntry, records []index.Record) {
 			case f.Status == "added" || f.Status == "deleted" || f.Status == "modified" || f.Status == "type":
 				detail = fmt.Sprintf("+%d -%d", f.Added, f.Removed)
 			}
-			fmt.Fprintf(out, "    %s %s  %s\n", mark[f.Status], f.Path, detail)
+			fmt.Fprintf(out, "%s    %s %s  %s\n", pre, mark[f.Status], f.Path, detail)
 		}
 	}
 }

@@ -25,19 +25,31 @@ type rewindOptions struct {
 	JSON         bool
 	Rollback     string
 	Abandon      string
+	Mark         string
+	SumFrom      bool
+	SumUpTo      bool
+	Summarizer   string
 }
 
 func newRewindCmd() *cobra.Command {
 	var o rewindOptions
 	cmd := &cobra.Command{
-		Use:   "rewind (--to CHECKPOINT | --last N | --undo) [--files] [--conversation]",
+		Use:   "rewind (--to CHECKPOINT | --last N | --undo | --mark M) [--files] [--conversation]",
 		Short: "Put the workspace back to a checkpoint (preview unless --files)",
 		Long: `Rewind the files to a checkpoint: a seq from ckfs log, or a window id
 (meaning just before that window). --last N is the state before the N-th
-most recent window; --undo reverses the last rewind.
+most recent window; --undo reverses the last rewind. --mark M (a turn
+boundary written by the agent hooks or ckfs mark) names a moment on both
+timelines.
 
---files and --conversation are independent: with neither, the command is a
-preview that prints every change and every safety check and writes nothing.
+--files and --conversation are independent: --files restores the files,
+--conversation forks the agent's conversation at the mark into a new
+session (the original stays byte for byte; resume the new one with the
+command printed), both do both, and with neither the command is a preview
+of both that writes nothing. --summarize-from and --summarize-up-to fork
+with one summary message standing for everything after, or before, the
+mark; the summarizer command ([conversation] summarizer, or --summarizer)
+reads the dropped part on stdin and is never run by a preview.
 A rewind refuses (exit code 3) when it would overwrite a change ckfs never
 recorded, or the user's own edit, unless --force; what it overwrites is
 captured first, so ckfs rewind --undo can bring it back.`,
@@ -45,6 +57,8 @@ captured first, so ckfs rewind --undo can bring it back.`,
   ckfs rewind --files --to toolu_01ABC   # files as they were before that tool call
   ckfs rewind --files --last 1           # undo the last tool call's file changes
   ckfs rewind --files --undo             # undo the rewind itself
+  ckfs rewind --mark 3                   # preview both sides of turn 3
+  ckfs rewind --mark 3 --files --conversation   # both: files and a forked conversation
   ckfs rewind --rollback r-1a2b3c4d      # after a failed rewind`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -62,6 +76,10 @@ captured first, so ckfs rewind --undo can bring it back.`,
 	f.BoolVar(&o.JSON, "json", false, "print the plan and checks as JSON")
 	f.StringVar(&o.Rollback, "rollback", "", "put back what the failed rewind OP changed")
 	f.StringVar(&o.Abandon, "abandon", "", "forget the failed rewind OP's journal, leaving the files as they are")
+	f.StringVar(&o.Mark, "mark", "", "rewind to mark M (a turn boundary; ckfs log lists marks)")
+	f.BoolVar(&o.SumFrom, "summarize-from", false, "--conversation: replace the mark and everything after it with one summary")
+	f.BoolVar(&o.SumUpTo, "summarize-up-to", false, "--conversation: replace everything before the mark with one summary")
+	f.StringVar(&o.Summarizer, "summarizer", "", "command that summarizes (reads the dropped part on stdin); default: [conversation] summarizer")
 	return cmd
 }
 
@@ -81,8 +99,11 @@ func runRewind(cmd *cobra.Command, o rewindOptions, out io.Writer) error {
 		fmt.Fprintf(out, "%s of %s done\n", name, op)
 		return nil
 	}
-	if o.Conversation {
-		return withCode(ExitUsage, "--conversation: conversation rewind is not available in this version of ckfs; rewind the files with --files")
+	if o.Mark != "" {
+		return runRewindMark(v, o, out)
+	}
+	if o.Conversation || o.SumFrom || o.SumUpTo {
+		return withCode(ExitUsage, "--conversation: a conversation rewind goes to a mark (--mark M), where both timelines were paired; ckfs log lists the marks")
 	}
 	var target uint64
 	var what string
@@ -116,6 +137,12 @@ func runRewind(cmd *cobra.Command, o rewindOptions, out io.Writer) error {
 		target = t
 		what = fmt.Sprintf("checkpoint %d, before rewind %s", target, op)
 	}
+	_, err = v.rewindFiles(o, target, what, out)
+	return err
+}
+
+// rewindFiles runs (or previews) the file side and prints it.
+func (v *workspaceView) rewindFiles(o rewindOptions, target uint64, what string, out io.Writer) (*rewind.Outcome, error) {
 	req := rewind.Request{Target: target, Force: o.Force, Apply: o.Files && !o.DryRun}
 	outcome, err := v.rewind(req)
 	if outcome != nil {
@@ -130,11 +157,11 @@ func runRewind(cmd *cobra.Command, o rewindOptions, out io.Writer) error {
 	if err != nil {
 		var re *rewind.RefusedError
 		if errors.As(err, &re) {
-			return &exitError{code: ExitRefused, err: errors.New("rewind refused; nothing was changed (see the checks above)")}
+			return outcome, &exitError{code: ExitRefused, err: errors.New("rewind refused; nothing was changed (see the checks above)")}
 		}
-		return err
+		return outcome, err
 	}
-	return nil
+	return outcome, nil
 }
 
 // rewind runs req through the daemon when mounted, or here otherwise.

@@ -76,6 +76,7 @@ type daemon struct {
 	o      daemonOptions
 	log    *slog.Logger
 	rec    *capture.Recorder
+	tl     *index.Writer
 	srv    *fuse.Server
 	fsys   *fusefs.FS
 	store  *cas.Local
@@ -159,7 +160,7 @@ func runDaemon(ctx context.Context, o daemonOptions, ready io.Writer) (err error
 	if err != nil {
 		return err
 	}
-	d := &daemon{o: o, log: log, rec: rec, srv: srv, fsys: fsys, store: store, rootFd: rootFd, stop: make(chan string, 4), sizeEvery: sizeCheckEvery(), lastSizeCheck: time.Now()}
+	d := &daemon{o: o, log: log, rec: rec, tl: tl, srv: srv, fsys: fsys, store: store, rootFd: rootFd, stop: make(chan string, 4), sizeEvery: sizeCheckEvery(), lastSizeCheck: time.Now()}
 
 	sock := socketPath(o.Store)
 	os.Remove(sock) // stale: we hold the store lock, so no daemon owns it
@@ -285,7 +286,8 @@ func (d *daemon) handle(req request) reply {
 		if err := d.rec.Flush(); err != nil {
 			return reply{Error: err.Error()}
 		}
-		return reply{OK: true}
+		// The seq is the file timeline's checkpoint now (for marks).
+		return reply{OK: true, Seq: d.tl.LastSeq()}
 	case "status":
 		s := d.rec.Stats()
 		return reply{OK: true, Status: &statusInfo{

@@ -62,6 +62,6 @@ tool-call window, so that any window can be inspected and rewound.`,
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().String("store", "", "store directory (default: derived from the repository under $CKFS_HOME or $XDG_STATE_HOME/ckfs)")
-	root.AddCommand(newMountCmd(), newDaemonCmd(), newUnmountCmd(), newStatusCmd(), newWindowCmd(), newRunCmd(), newFlushCmd(), newRewindCmd(), newLogCmd(), newDiffCmd(), newShowCmd(), newDemoCmd(), newVerifyCmd(), newGCCmd(), newDUCmd(), newConfigCmd())
+	root.AddCommand(newMountCmd(), newDaemonCmd(), newUnmountCmd(), newStatusCmd(), newWindowCmd(), newRunCmd(), newFlushCmd(), newRewindCmd(), newLogCmd(), newDiffCmd(), newShowCmd(), newDemoCmd(), newVerifyCmd(), newGCCmd(), newDUCmd(), newConfigCmd(), newHookCmd(), newHooksCmd(), newAgentCmd(), newMarkCmd())
 	return root
 }

@@ -138,10 +138,16 @@ func within(p, dir string) bool {
 // --store flag, or the default store of start or one of its parents, or a
 // separate mountpoint registered by a running daemon.
 func findStore(cmd *cobra.Command, start string) (string, *storeMeta, error) {
-	if s, err := storeFlag(cmd); s != "" || err != nil {
-		if err != nil {
-			return "", nil, err
-		}
+	s, err := storeFlag(cmd)
+	if err != nil {
+		return "", nil, err
+	}
+	return findStoreFrom(s, start)
+}
+
+// findStoreFrom is findStore with the --store value given (or "").
+func findStoreFrom(s, start string) (string, *storeMeta, error) {
+	if s != "" {
 		m, err := readMeta(s)
 		if err != nil {
 			return "", nil, withCode(ExitNotMounted, "no ckfs store at %s: %v", s, err)

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/session"
+	"github.com/ckfs-dev/ckfs/transcript"
+	"github.com/spf13/cobra"
+)
+
+func newHookCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "hook (claude|codex)",
+		Short: "Handle an agent hook event (installed by ckfs agent or ckfs hooks print)",
+		Long: `Read one hook event as JSON on stdin, as Claude Code and Codex CLI send it,
+and record it: PreToolUse opens a window named by the tool_use_id,
+PostToolUse and PostToolUseFailure close it, UserPromptSubmit writes a mark
+(the file checkpoint and the conversation position, paired), SessionStart
+registers the session. It always exits 0 and prints nothing, so it can never
+block or steer the agent; problems go to hook.log in the store.`,
+		Example:   `  echo '{"hook_event_name":"SessionStart","session_id":"s1","cwd":"'$PWD'"}' | ckfs hook claude`,
+		Args:      cobra.ExactArgs(1),
+		ValidArgs: []string{transcript.Claude, transcript.Codex},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			runHook(args[0], os.Stdin, cmd.ErrOrStderr(), time.Now())
+			return nil
+		},
+	}
+}
+
+// runHook handles one hook event. It never fails: an agent must never be
+// blocked by its undo layer. Problems are logged to the store's hook.log
+// (or stderr when there is no store).
+func runHook(agent string, stdin io.Reader, stderr io.Writer, now time.Time) {
+	logw := stderr
+	var store string
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(logw, "ckfs hook: internal error: %v\n", r)
+		}
+	}()
+	b, err := io.ReadAll(io.LimitReader(stdin, maxHookInput))
+	if err != nil {
+		fmt.Fprintf(stderr, "ckfs hook: read stdin: %v\n", err)
+		return
+	}
+	in, err := parseHookInput(b)
+	if err != nil {
+		fmt.Fprintf(stderr, "ckfs hook: %v\n", err)
+		return
+	}
+	store, _, err = findStoreFrom(os.Getenv("CKFS_STORE"), in.Cwd)
+	if err != nil {
+		fmt.Fprintf(stderr, "ckfs hook %s: %v\n", in.Event, err)
+		return
+	}
+	f, err := os.OpenFile(filepath.Join(store, "hook.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err == nil {
+		defer f.Close()
+		logw = f
+	}
+	log := slog.New(slog.NewJSONHandler(logw, nil)).With("agent", agent, "event", in.Event, "session", in.SessionID)
+	if err := handleHook(store, agent, in, now); err != nil {
+		log.Warn("hook", "err", err.Error())
+	}
+}
+
+// handleHook records one event on both timelines, each on its own.
+func handleHook(store, agent string, in *hookInput, now time.Time) error {
+	mounted := daemonAlive(store)
+	switch in.Event {
+	case "SessionStart":
+		if in.SessionID == "" {
+			return fmt.Errorf("SessionStart without session_id")
+		}
+		return session.Append(store, in.SessionID, now, &session.Event{Kind: session.KindStart, Agent: agent,
+			AgentSession: in.SessionID, Transcript: in.TranscriptPath, Source: in.Source})
+	case "UserPromptSubmit":
+		if err := writeHookMark(store, agent, in, mounted, now); err != nil {
+			return err
+		}
+		if in.SessionID == "" {
+			return nil
+		}
+		return session.Append(store, in.SessionID, now, &session.Event{Kind: session.KindPrompt, Text: in.Prompt, Transcript: in.TranscriptPath})
+	case "PreToolUse":
+		var werr error
+		if mounted {
+			_, werr = call(store, request{Op: "open", ID: in.ToolUseID, Tool: in.ToolName, Label: toolLabel(in.ToolInput)})
+		}
+		if in.SessionID != "" {
+			if err := session.Append(store, in.SessionID, now, &session.Event{Kind: session.KindToolCall, Call: in.ToolUseID, Tool: in.ToolName, Input: compactJSON(in.ToolInput)}); err != nil {
+				return err
+			}
+		}
+		return werr
+	case "PostToolUse", "PostToolUseFailure":
+		var werr error
+		if mounted {
+			_, werr = call(store, request{Op: "close", ID: in.ToolUseID})
+		}
+		if in.SessionID != "" {
+			if err := session.Append(store, in.SessionID, now, &session.Event{Kind: session.KindToolResult, Call: in.ToolUseID, Failed: in.Event == "PostToolUseFailure"}); err != nil {
+				return err
+			}
+		}
+		return werr
+	}
+	return nil // events ckfs does not use
+}
+
+// writeHookMark writes the mark of a turn that is about to begin: the file
+// checkpoint now and the conversation as it stands before the prompt.
+func writeHookMark(store, agent string, in *hookInput, mounted bool, now time.Time) error {
+	files, err := fileCheckpoint(store, mounted)
+	if err != nil {
+		return err
+	}
+	m := &session.Mark{Label: firstLine(in.Prompt, 80), Files: files}
+	if in.SessionID != "" {
+		c := &session.Coord{Session: in.SessionID, Agent: agent}
+		if evs, _, err := session.Load(session.Path(store, in.SessionID)); err == nil && len(evs) > 0 {
+			c.Seq = evs[len(evs)-1].Seq
+		}
+		if in.TranscriptPath != "" {
+			if t, err := transcript.Load(in.TranscriptPath, agent); err == nil {
+				c.Transcript, c.Lines = in.TranscriptPath, int64(t.PositionBefore(in.Prompt))
+			}
+		}
+		m.Conversation = c
+	}
+	_, err = session.AppendMark(store, m, now)
+	return err
+}
+
+// fileCheckpoint is the file timeline's last seq: through the daemon (after
+// it records what is being written) when mounted, from the file otherwise.
+func fileCheckpoint(store string, mounted bool) (uint64, error) {
+	if mounted {
+		rep, err := call(store, request{Op: "flush"})
+		if err != nil {
+			return 0, err
+		}
+		return rep.Seq, nil
+	}
+	return lastTimelineSeq(store)
+}
+
+func daemonAlive(store string) bool {
+	st, err := readDaemonState(store)
+	return err == nil && processAlive(st.PID)
+}
+
+// compactJSON keeps a tool input as JSON on one line (nil if it is not).
+func compactJSON(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 || !json.Valid(b) {
+		return nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		return nil
+	}
+	return buf.Bytes()
+}
+
+// lastTimelineSeq reads the file timeline's last seq from disk.
+func lastTimelineSeq(store string) (uint64, error) {
+	recs, _, err := index.Load(filepath.Join(store, index.TimelineFile))
+	if err != nil || len(recs) == 0 {
+		return 0, err
+	}
+	return recs[len(recs)-1].Seq, nil
+}

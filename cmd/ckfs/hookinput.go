@@ -1,0 +1,92 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/ckfs-dev/ckfs/session"
+)
+
+// hookInput is what Claude Code and Codex CLI send a command hook on
+// stdin: the common fields of every event and those of the events ckfs
+// handles. Fields ckfs does not need are ignored.
+type hookInput struct {
+	SessionID      string          `json:"session_id"`
+	TranscriptPath string          `json:"transcript_path"`
+	Cwd            string          `json:"cwd"`
+	Event          string          `json:"hook_event_name"`
+	Source         string          `json:"source"`      // SessionStart: startup, resume, clear, compact
+	Prompt         string          `json:"prompt"`      // UserPromptSubmit
+	ToolName       string          `json:"tool_name"`   // PreToolUse, PostToolUse, PostToolUseFailure
+	ToolInput      json.RawMessage `json:"tool_input"`  // the tool's input, as given
+	ToolUseID      string          `json:"tool_use_id"` // the call id
+	TurnID         string          `json:"turn_id"`     // Codex
+}
+
+// maxHookInput bounds what a hook reads: tool inputs carry whole files.
+const maxHookInput = 64 << 20
+
+// parseHookInput decodes and checks hook input. It never trusts a path or
+// an id to be well formed: every field used to name a file or a window is
+// checked here.
+func parseHookInput(b []byte) (*hookInput, error) {
+	var in hookInput
+	if err := json.Unmarshal(b, &in); err != nil {
+		return nil, fmt.Errorf("hook input is not a JSON object: %v", err)
+	}
+	if in.Event == "" {
+		return nil, errors.New("hook input without hook_event_name")
+	}
+	if in.Cwd == "" || !strings.HasPrefix(in.Cwd, "/") {
+		return nil, fmt.Errorf("hook input: cwd %q is not an absolute path", in.Cwd)
+	}
+	if in.SessionID != "" && !session.ValidID(in.SessionID) {
+		return nil, fmt.Errorf("hook input: session_id %q is not a valid id", in.SessionID)
+	}
+	if in.TranscriptPath != "" && !strings.HasPrefix(in.TranscriptPath, "/") {
+		return nil, fmt.Errorf("hook input: transcript_path %q is not absolute", in.TranscriptPath)
+	}
+	switch in.Event {
+	case "PreToolUse", "PostToolUse", "PostToolUseFailure":
+		if in.ToolUseID == "" || len(in.ToolUseID) > 256 || strings.ContainsAny(in.ToolUseID, "\x00\n") {
+			return nil, fmt.Errorf("hook input: %s with tool_use_id %q", in.Event, in.ToolUseID)
+		}
+	}
+	return &in, nil
+}
+
+// toolLabel is a one-line description of a tool call for ckfs log: the
+// command of a shell tool, the file of an edit tool.
+func toolLabel(input json.RawMessage) string {
+	var m map[string]any
+	if json.Unmarshal(input, &m) != nil {
+		return ""
+	}
+	for _, k := range []string{"command", "cmd", "file_path", "path", "notebook_path", "description", "pattern"} {
+		switch v := m[k].(type) {
+		case string:
+			return firstLine(v, 200)
+		case []any:
+			var parts []string
+			for _, p := range v {
+				if s, ok := p.(string); ok {
+					parts = append(parts, s)
+				}
+			}
+			return firstLine(strings.Join(parts, " "), 200)
+		}
+	}
+	return ""
+}
+
+func firstLine(s string, n int) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " …"
+	}
+	if len(s) > n {
+		s = strings.ToValidUTF8(s[:n], "") + "…"
+	}
+	return s
+}
