@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -131,8 +133,14 @@ func writeHookMark(store, agent string, in *hookInput, mounted bool, now time.Ti
 			c.Seq = evs[len(evs)-1].Seq
 		}
 		if in.TranscriptPath != "" {
-			if t, err := transcript.Load(in.TranscriptPath, agent); err == nil {
+			t, err := transcript.Load(in.TranscriptPath, agent)
+			switch {
+			case err == nil:
 				c.Transcript, c.Lines = in.TranscriptPath, int64(t.PositionBefore(in.Prompt))
+			case errors.Is(err, fs.ErrNotExist):
+				c.Transcript = in.TranscriptPath // the first prompt: nothing said yet
+			default:
+				return err
 			}
 		}
 		m.Conversation = c

@@ -20,16 +20,18 @@ import (
 // the agent's transcript at a mark's conversation position. Neither
 // original is touched; nothing here reads or writes the file timeline.
 type convPlan struct {
-	Mark       int               `json:"mark"`
-	Mode       string            `json:"mode"`
-	Parent     string            `json:"parent_session"`
-	Child      string            `json:"session"` // the new session id (both forks)
-	Events     int               `json:"session_events"`
-	Transcript *transcript.Fork  `json:"transcript,omitempty"`
-	Summarizer string            `json:"summarizer,omitempty"`
-	Written    bool              `json:"written"`
-	session    *session.ForkPlan `json:"-"`
-	coord      *session.Coord
+	Mark       int              `json:"mark"`
+	Mode       string           `json:"mode"`
+	Parent     string           `json:"parent_session"`
+	Child      string           `json:"session"` // the new session id (both forks)
+	Events     int              `json:"session_events"`
+	Transcript *transcript.Fork `json:"transcript,omitempty"`
+	Summarizer string           `json:"summarizer,omitempty"`
+	Written    bool             `json:"written"`
+	Empty      bool             `json:"empty,omitempty"` // nothing was said yet at the mark
+
+	session *session.ForkPlan `json:"-"`
+	coord   *session.Coord
 }
 
 // summaryPlaceholder stands in for the summary until the summarizer runs.
@@ -44,6 +46,10 @@ func planConversation(store string, m *session.Mark, mode, summary string, now t
 		return nil, withCode(ExitUsage, "mark %d has no conversation position (it was made with no agent session): only --files can use it", m.Mark)
 	}
 	p := &convPlan{Mark: m.Mark, Mode: mode, Parent: c.Session, Child: uuid.NewString(), coord: c}
+	if c.Transcript != "" && c.Lines == 0 {
+		p.Empty = true
+		return p, nil
+	}
 	if summary == "" {
 		summary = summaryPlaceholder
 	}
@@ -77,6 +83,9 @@ func planConversation(store string, m *session.Mark, mode, summary string, now t
 // apply runs the summarizer if the mode needs one, then writes the
 // transcript fork and the session log fork.
 func (p *convPlan) apply(store, summarizer string, now time.Time) error {
+	if p.Empty {
+		return nil
+	}
 	if p.Mode != session.ModeCut {
 		if summarizer == "" {
 			return withCode(ExitUsage, "--%s needs a summarizer: set [conversation] summarizer in the configuration file, or pass --summarizer CMD", p.Mode)
@@ -149,6 +158,10 @@ func summarize(command string, input []byte) (string, error) {
 }
 
 func (p *convPlan) print(out io.Writer) {
+	if p.Empty {
+		fmt.Fprintf(out, "conversation: it was empty at mark %d (before the session's first prompt): start a new session rather than resuming one\n", p.Mark)
+		return
+	}
 	verb := "would fork"
 	if p.Written {
 		verb = "forked"

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ckfs-dev/ckfs/session"
+)
+
+func FuzzHookInput(f *testing.F) {
+	f.Add([]byte(`{"session_id":"7f3c2a9e-4b1d-4e8a-9c2f-1a2b3c4d5e6f","transcript_path":"/home/dev/.claude/projects/-home-dev-src-shop/7f3c2a9e-4b1d-4e8a-9c2f-1a2b3c4d5e6f.jsonl","cwd":"/home/dev/src/shop","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"sed -i 's/a/b/' x.go","description":"edit"},"tool_use_id":"toolu_01ABC"}`))
+	f.Add([]byte(`{"session_id":"s","cwd":"/r","hook_event_name":"UserPromptSubmit","prompt":"fix it\nplease"}`))
+	f.Add([]byte(`{"session_id":"s","cwd":"/r","hook_event_name":"PostToolUse","tool_use_id":"call_1","turn_id":"t1","model":"gpt-5-codex","tool_response":{"exit_code":0}}`))
+	f.Add([]byte(`{"cwd":"relative","hook_event_name":"SessionStart"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		in, err := parseHookInput(b)
+		if err != nil {
+			return
+		}
+		if in.Event == "" || !strings.HasPrefix(in.Cwd, "/") {
+			t.Fatalf("accepted input without an event or an absolute cwd: %+v", in)
+		}
+		if in.SessionID != "" && !session.ValidID(in.SessionID) {
+			t.Fatalf("accepted a session id that names a path: %q", in.SessionID)
+		}
+		toolLabel(in.ToolInput) // must not panic
+	})
+}
+
+// A hook never fails and never prints on stdout, whatever it is given.
+func TestHookFailsOpen(t *testing.T) {
+	for _, in := range []string{"", "not json", `{"hook_event_name":"PreToolUse","cwd":"/nonexistent/ckfs/repo","tool_use_id":"t"}`, `{"hook_event_name":"PreToolUse","cwd":"/","tool_use_id":""}`} {
+		var stderr bytes.Buffer
+		t.Setenv("CKFS_HOME", t.TempDir())
+		runHook("claude", strings.NewReader(in), &stderr, time.Now())
+		if stderr.Len() == 0 {
+			t.Errorf("input %q: the problem was not reported", in)
+		}
+	}
+}
+
+func TestHookSettingsShape(t *testing.T) {
+	var s struct {
+		Hooks map[string][]struct {
+			Matcher string `json:"matcher"`
+			Hooks   []struct {
+				Type    string `json:"type"`
+				Command string `json:"command"`
+			} `json:"hooks"`
+		} `json:"hooks"`
+	}
+	b, _ := json.Marshal(hookSettings("/opt/my tools/ckfs", "claude"))
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure"} {
+		g := s.Hooks[ev]
+		if len(g) != 1 || len(g[0].Hooks) != 1 || g[0].Hooks[0].Type != "command" || g[0].Hooks[0].Command != "'/opt/my tools/ckfs' hook claude" {
+			t.Errorf("%s: %+v", ev, g)
+		}
+	}
+	if s.Hooks["PreToolUse"][0].Matcher != "*" {
+		t.Errorf("PreToolUse matcher %q", s.Hooks["PreToolUse"][0].Matcher)
+	}
+}
