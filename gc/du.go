@@ -28,8 +28,9 @@ type Usage struct {
 	DedupRatio       float64       `json:"dedup_ratio"`
 	SavingRatio      float64       `json:"saving_ratio"`
 	Watermark        uint64        `json:"watermark,omitempty"`
-	Windows          []WindowUsage `json:"windows"` // largest first
-	Files            []FileUsage   `json:"files"`   // largest first
+	Windows          []WindowUsage `json:"windows"`            // largest first
+	Sessions         []WindowUsage `json:"sessions,omitempty"` // per agent session, largest first
+	Files            []FileUsage   `json:"files"`              // largest first
 }
 
 // WindowUsage is what one window (or the edits outside windows, or a
@@ -49,8 +50,10 @@ type FileUsage struct {
 }
 
 // Measure computes the usage of a store from its objects and timeline;
-// top limits the window and file lists (0: all).
-func Measure(store string, s *cas.Local, records []index.Record, top int) (*Usage, error) {
+// top limits the window and file lists (0: all). sessionOf maps a window id
+// to the agent session it belongs to (from the session logs), for the
+// per-session figures; nil leaves them out.
+func Measure(store string, s *cas.Local, records []index.Record, top int, sessionOf map[string]string) (*Usage, error) {
 	u := &Usage{Store: store, Records: len(records)}
 	stored := map[index.Hash]cas.Info{}
 	err := s.Walk(func(i cas.Info) error {
@@ -109,9 +112,23 @@ func Measure(store string, s *cas.Local, records []index.Record, top int) (*Usag
 		f.Versions++
 		f.StoredBytes += info.Stored
 	}
+	sessions := map[string]*WindowUsage{}
 	for _, w := range windows {
 		u.Windows = append(u.Windows, *w)
+		if sid, ok := sessionOf[w.ID]; ok {
+			su := sessions[sid]
+			if su == nil {
+				su = &WindowUsage{ID: sid}
+				sessions[sid] = su
+			}
+			su.Objects += w.Objects
+			su.StoredBytes += w.StoredBytes
+		}
 	}
+	for _, su := range sessions {
+		u.Sessions = append(u.Sessions, *su)
+	}
+	sort.Slice(u.Sessions, func(i, j int) bool { return u.Sessions[i].StoredBytes > u.Sessions[j].StoredBytes })
 	sort.Slice(u.Windows, func(i, j int) bool {
 		a, b := u.Windows[i], u.Windows[j]
 		return a.StoredBytes > b.StoredBytes || a.StoredBytes == b.StoredBytes && a.ID < b.ID

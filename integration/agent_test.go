@@ -226,6 +226,9 @@ func TestScriptedClaudeSession(t *testing.T) {
 		t.Errorf("ckfs log does not group windows under marks:\n%s", log)
 	}
 
+	if du := w.ckfs("du"); !strings.Contains(du, "per agent session:") || !strings.Contains(du, a.session) {
+		t.Errorf("ckfs du has no per-session figures:\n%s", du)
+	}
 	projDir := filepath.Dir(a.transcript)
 	conversationSide := func() string {
 		return digest(t, session.Dir(w.store), filepath.Join(w.store, session.MarksFile), projDir)
@@ -327,6 +330,27 @@ func TestScriptedClaudeSession(t *testing.T) {
 			t.Fatalf("mark %d: undo after both left\n%s", mark, got)
 		}
 	}
+	// Summarize modes: the summarizer reads the dropped part on stdin; a
+	// preview never runs it.
+	ran := filepath.Join(filepath.Dir(w.root), "summarizer-ran")
+	summarizer := "cat > " + ran + "; echo 'Later: docs were added, renamed and removed.'"
+	w.ckfs("rewind", "--mark", "3", "--summarize-from", "--summarizer", summarizer)
+	if _, err := os.Stat(ran); err == nil {
+		t.Fatal("a preview ran the summarizer")
+	}
+	out := w.ckfs("rewind", "--mark", "3", "--conversation", "--summarize-from", "--summarizer", summarizer, "--json")
+	var r rewindJSON
+	json.Unmarshal([]byte(out), &r)
+	if r.Conversation == nil || r.Conversation.Transcript == nil {
+		t.Fatalf("summarize-from: %s", out)
+	}
+	got, _ := os.ReadFile(r.Conversation.Transcript.Path)
+	dropped, _ := os.ReadFile(ran)
+	if !bytes.HasPrefix(got, bytes.ReplaceAll(snaps[3].transcript, []byte(a.session), []byte(r.Conversation.Child))) ||
+		!bytes.Contains(got, []byte("Later: docs were added")) || !bytes.Contains(dropped, []byte("toolu_03B")) {
+		t.Errorf("summarize-from fork:\n%s\nsummarizer read:\n%s", got, dropped)
+	}
+
 	// A mark whose transcript position falls between parallel tool calls
 	// and their results (written by hand here) is refused, naming the
 	// nearest clean boundaries, and nothing is written on either side.

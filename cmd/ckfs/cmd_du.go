@@ -7,6 +7,7 @@ import (
 
 	"github.com/ckfs-dev/ckfs/config"
 	"github.com/ckfs-dev/ckfs/gc"
+	"github.com/ckfs-dev/ckfs/session"
 	"github.com/spf13/cobra"
 )
 
@@ -31,7 +32,7 @@ what the retention policy no longer keeps.`,
 			if err != nil {
 				return err
 			}
-			u, err := gc.Measure(v.store, v.cas, v.records, top)
+			u, err := gc.Measure(v.store, v.cas, v.records, top, windowSessions(v.store))
 			if err != nil {
 				return err
 			}
@@ -66,10 +67,34 @@ func printDU(out io.Writer, u *gc.Usage, asJSON bool) {
 			fmt.Fprintf(out, "  %10s  %4d objects  %s %s\n", sz(w.StoredBytes), w.Objects, w.ID, w.Tool)
 		}
 	}
+	if len(u.Sessions) > 0 {
+		fmt.Fprintln(out, "per agent session:")
+		for _, s := range u.Sessions {
+			fmt.Fprintf(out, "  %10s  %4d objects  %s\n", sz(s.StoredBytes), s.Objects, s.ID)
+		}
+	}
 	if len(u.Files) > 0 {
 		fmt.Fprintln(out, "largest files (all their stored versions):")
 		for _, f := range u.Files {
 			fmt.Fprintf(out, "  %10s  %4d versions  %s\n", sz(f.StoredBytes), f.Versions, f.Path)
 		}
 	}
+}
+
+// windowSessions maps the windows the agent hooks opened (named by tool
+// call ids) to their sessions, from ckfs's session logs.
+func windowSessions(store string) map[string]string {
+	out := map[string]string{}
+	ids, _ := session.List(store)
+	for _, id := range ids {
+		evs, _, _ := session.Load(session.Path(store, id))
+		for _, e := range evs {
+			if e.Kind == session.KindToolCall {
+				if _, seen := out[e.Call]; !seen {
+					out[e.Call] = id
+				}
+			}
+		}
+	}
+	return out
 }
