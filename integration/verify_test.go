@@ -19,6 +19,7 @@ type verifyOut struct {
 	Orphans      []string `json:"orphan_temp_files"`
 	Unrestorable []uint64 `json:"unrestorable_checkpoints"`
 	Repaired     []string `json:"repaired"`
+	ConvTails    []string `json:"conversation_tails"`
 	Clean        bool     `json:"clean"`
 }
 
@@ -49,6 +50,9 @@ func TestVerifyFindsPlantedFaults(t *testing.T) {
 	f, _ := os.OpenFile(tl, os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(`{"v":1,"seq":99,"ti`) // torn
 	f.Close()
+	mf, _ := os.OpenFile(filepath.Join(w.store, "marks.jsonl"), os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o600)
+	mf.WriteString("{\"v\":1,\"mark\":1,\"time\":\"2026-12-02T09:00:00Z\",\"files\":3}\n{\"v\":1,\"ma") // torn
+	mf.Close()
 	stale := filepath.Join(w.store, "tmp", "obj-stale")
 	os.WriteFile(stale, []byte("half an object"), 0o600)
 	old := time.Now().Add(-time.Hour)
@@ -59,7 +63,7 @@ func TestVerifyFindsPlantedFaults(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil || code != 1 {
 		t.Fatalf("verify: exit %d, %v\n%s", code, err, out)
 	}
-	if len(r.Corrupt) != 2 || len(r.Missing) != 1 || !strings.Contains(r.Tail, "torn") || len(r.Orphans) != 1 || r.Clean {
+	if len(r.Corrupt) != 2 || len(r.Missing) != 1 || !strings.Contains(r.Tail, "torn") || len(r.Orphans) != 1 || len(r.ConvTails) != 1 || r.Clean {
 		t.Fatalf("verify found %+v", r)
 	}
 	if len(r.Unrestorable) == 0 {
@@ -68,7 +72,7 @@ func TestVerifyFindsPlantedFaults(t *testing.T) {
 	out = w.ckfs("verify", "--repair", "--json")
 	json.Unmarshal([]byte(out), &r)
 	joined := strings.Join(r.Repaired, "\n")
-	for _, want := range []string{"removed corrupt object", "removed orphan temp file", "removed a torn last line"} {
+	for _, want := range []string{"removed corrupt object", "removed orphan temp file", "removed a torn last line", "cut the torn last line of " + filepath.Join(w.store, "marks.jsonl")} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("--repair did not report %q:\n%s", want, joined)
 		}
@@ -81,7 +85,7 @@ func TestVerifyFindsPlantedFaults(t *testing.T) {
 	out, _ = w.exitCode(nil, "verify", "--json")
 	r = verifyOut{}
 	json.Unmarshal([]byte(out), &r)
-	if len(r.Corrupt) != 0 || len(r.Missing) != 3 || r.Tail != "" || len(r.Orphans) != 0 {
+	if len(r.Corrupt) != 0 || len(r.Missing) != 3 || r.Tail != "" || len(r.Orphans) != 0 || len(r.ConvTails) != 0 {
 		t.Errorf("after --repair: %+v", r)
 	}
 	if b, _ := os.ReadFile(filepath.Join(w.root, "a.txt")); string(b) != "a1\n" {

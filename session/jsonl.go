@@ -145,3 +145,30 @@ func readLines(path string, parse func(line []byte) error) (*TailError, error) {
 		}
 	}
 }
+
+// RepairTail cuts a torn last line (an interrupted append) off the log at
+// path, under the same lock appenders take; it reports whether it cut
+// anything. A bad line that is not the last is left for a person to look at.
+func RepairTail(path string) (bool, error) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		return false, err
+	}
+	defer unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	st, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	_, end, err := lastLine(f)
+	if err != nil || end == st.Size() {
+		return false, err
+	}
+	if err := f.Truncate(end); err != nil {
+		return false, err
+	}
+	return true, unix.Fdatasync(int(f.Fd()))
+}

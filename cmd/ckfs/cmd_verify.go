@@ -65,6 +65,7 @@ func printVerify(out io.Writer, r *verifyReport, asJSON bool) {
 	if r.Tail != "" {
 		fmt.Fprintf(out, "  timeline: %s\n", r.Tail)
 	}
+	list("conversation log", r.ConvTails)
 	list("orphan temp file", r.OrphanTemps)
 	list("unfinished rewind (ckfs rewind --rollback or --abandon)", r.PendingJournals)
 	if len(r.Unrestorable) > 0 {

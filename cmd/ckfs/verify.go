@@ -12,6 +12,7 @@ import (
 	"github.com/ckfs-dev/ckfs/cas"
 	"github.com/ckfs-dev/ckfs/index"
 	"github.com/ckfs-dev/ckfs/rewind"
+	"github.com/ckfs-dev/ckfs/session"
 )
 
 // verifyReport is what ckfs verify found (and, with --repair, did).
@@ -21,8 +22,9 @@ type verifyReport struct {
 	Bytes           int64    `json:"bytes"`
 	Corrupt         []string `json:"corrupt_objects,omitempty"`
 	Records         int      `json:"records"`
-	Watermark       uint64   `json:"watermark,omitempty"`     // checkpoints before it were collected by ckfs gc
-	Tail            string   `json:"timeline_tail,omitempty"` // a torn or bad line
+	Watermark       uint64   `json:"watermark,omitempty"`          // checkpoints before it were collected by ckfs gc
+	Tail            string   `json:"timeline_tail,omitempty"`      // a torn or bad line
+	ConvTails       []string `json:"conversation_tails,omitempty"` // torn or bad lines of session logs and marks
 	Missing         []string `json:"missing_objects,omitempty"`
 	OrphanTemps     []string `json:"orphan_temp_files,omitempty"`
 	PendingJournals []string `json:"pending_journals,omitempty"`
@@ -106,11 +108,20 @@ func verifyStore(store string, repair bool, now time.Time, progress io.Writer) (
 	if r.PendingJournals, err = rewind.PendingJournals(rewind.JournalDir(store)); err != nil {
 		return nil, err
 	}
+	convTorn, err := verifyConversation(store, r)
+	if err != nil {
+		return nil, err
+	}
 	if repair {
 		for _, c := range r.Corrupt {
 			h, _ := cas.ParseHash(c)
 			if err := s.Delete(h); err == nil {
 				r.Repaired = append(r.Repaired, "removed corrupt object "+c)
+			}
+		}
+		for _, p := range convTorn {
+			if cut, err := session.RepairTail(p); err == nil && cut {
+				r.Repaired = append(r.Repaired, "cut the torn last line of "+p)
 			}
 		}
 		for _, t := range r.OrphanTemps {
@@ -137,7 +148,7 @@ func verifyStore(store string, repair bool, now time.Time, progress io.Writer) (
 			}
 		}
 	}
-	r.Clean = len(r.Corrupt) == 0 && len(r.Missing) == 0 && r.Tail == "" && len(r.OrphanTemps) == 0 && len(r.PendingJournals) == 0
+	r.Clean = len(r.Corrupt) == 0 && len(r.Missing) == 0 && r.Tail == "" && len(r.OrphanTemps) == 0 && len(r.PendingJournals) == 0 && len(r.ConvTails) == 0
 	return r, nil
 }
 
@@ -170,4 +181,36 @@ func unrestorable(recs []index.Record, bad map[string]bool, watermark uint64) []
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a] < out[b] })
 	return out
+}
+
+// verifyConversation reads the session logs and the marks log and reports
+// their torn or bad lines; it returns the paths whose tail is torn (which
+// --repair cuts).
+func verifyConversation(store string, r *verifyReport) ([]string, error) {
+	var torn []string
+	note := func(tail *session.TailError) {
+		if tail != nil {
+			r.ConvTails = append(r.ConvTails, tail.Error())
+			if tail.Torn {
+				torn = append(torn, tail.Path)
+			}
+		}
+	}
+	ids, err := session.List(store)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		_, tail, err := session.Load(session.Path(store, id))
+		if err != nil {
+			return nil, err
+		}
+		note(tail)
+	}
+	_, tail, err := session.LoadMarks(store)
+	if err != nil {
+		return nil, err
+	}
+	note(tail)
+	return torn, nil
 }
