@@ -74,7 +74,7 @@ func appendLine(path string, build func(last []byte) ([]byte, error)) error {
 		f.Truncate(end)
 		return fmt.Errorf("append to %s: %w", path, err)
 	}
-	if err := unix.Fdatasync(int(f.Fd())); err != nil {
+	if err := datasync(f); err != nil {
 		return fmt.Errorf("sync %s: %w", path, err)
 	}
 	if created {
@@ -170,5 +170,5 @@ func RepairTail(path string) (bool, error) {
 	if err := f.Truncate(end); err != nil {
 		return false, err
 	}
-	return true, unix.Fdatasync(int(f.Fd()))
+	return true, datasync(f)
 }

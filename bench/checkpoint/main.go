@@ -1,0 +1,224 @@
+// Command checkpoint measures what one checkpoint costs as the repository
+// grows: a tool call that edits one file, checkpointed by ckfs (window
+// open, the edit through the mount, window close, every record durable),
+// by a shadow git repository as Cline and Gemini CLI take it (git add -A and
+// a commit into a separate git dir over the same work tree), and by a
+// Codex-style ghost commit (a temporary index, git add -A, write-tree,
+// commit-tree). All three run side by side in one invocation, on
+// repositories of generated source files of 1k, 10k and 100k files. It also
+// measures the daemon's peak RSS after 10,000 windows.
+//
+//	go run ./bench/checkpoint -ckfs PATH [-sizes 1000,10000,100000] [-n 5] [-windows 10000]
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+var (
+	ckfsBin = flag.String("ckfs", "", "ckfs binary")
+	sizesF  = flag.String("sizes", "1000,10000,100000", "repository sizes, in files")
+	runs    = flag.Int("n", 5, "checkpoints per cell; the median is reported")
+	windows = flag.Int("windows", 10000, "windows for the RSS row (0 to skip)")
+)
+
+func main() {
+	flag.Parse()
+	if *ckfsBin == "" {
+		log.Fatal("need -ckfs")
+	}
+	work, err := os.MkdirTemp("", "ckfs-checkpoint-bench-")
+	check(err)
+	defer os.RemoveAll(work)
+	out, _ := exec.Command("uname", "-sr").Output()
+	gitv, _ := exec.Command("git", "--version").Output()
+	fmt.Printf("Checkpoint cost — %s, %d CPUs, %s, %s, %s; median of %d checkpoints, seconds\n\n",
+		time.Now().Format("2006-01-02"), runtime.NumCPU(), strings.TrimSpace(string(out)), runtime.Version(), strings.TrimSpace(string(gitv)), *runs)
+	fmt.Println("| files | ckfs window (mounted) | shadow git (add -A + commit) | ghost commit (temp index) | shadow git / ckfs | ghost / ckfs |")
+	fmt.Println("|---|---|---|---|---|---|")
+	for _, s := range strings.Split(*sizesF, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		check(err)
+		c, g, h := measure(filepath.Join(work, fmt.Sprint(n)), n)
+		fmt.Printf("| %d | %.4f | %.4f | %.4f | %.0f× | %.0f× |\n", n, c.Seconds(), g.Seconds(), h.Seconds(), g.Seconds()/c.Seconds(), h.Seconds()/c.Seconds())
+	}
+	if *windows > 0 {
+		fmt.Println()
+		rssAfterWindows(filepath.Join(work, "rss"), *windows)
+	}
+}
+
+// generate writes n source files of 0.5–4 KB, 100 to a directory.
+func generate(root string, n int) {
+	rng := rand.New(rand.NewPCG(uint64(n), 3))
+	words := []string{"func", "return", "if", "err", "nil", "for", "range", "ctx", "value", "index", "store", "record", "path", "window", "close", "open", "bytes", "strings"}
+	for i := range n {
+		dir := filepath.Join(root, fmt.Sprintf("pkg%04d", i/100))
+		if i%100 == 0 {
+			check(os.MkdirAll(dir, 0o755))
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "package pkg%04d\n\n", i/100)
+		size := 500 + rng.IntN(3500)
+		for b.Len() < size {
+			fmt.Fprintf(&b, "\t%s %s(%s, %d) // %s\n", words[rng.IntN(len(words))], words[rng.IntN(len(words))], words[rng.IntN(len(words))], rng.IntN(1000), words[rng.IntN(len(words))])
+		}
+		check(os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%05d.go", i)), []byte(b.String()), 0o644))
+	}
+}
+
+// measure returns the median checkpoint cost of each method on a
+// repository of n files.
+func measure(dir string, n int) (ckfsT, shadowT, ghostT time.Duration) {
+	// Three identical trees, so no method warms another's caches.
+	trees := map[string]string{}
+	for _, k := range []string{"ckfs", "shadow", "ghost"} {
+		trees[k] = filepath.Join(dir, k)
+		generate(trees[k], n)
+	}
+	genv := append(os.Environ(), "GIT_AUTHOR_NAME=b", "GIT_AUTHOR_EMAIL=b@b", "GIT_COMMITTER_NAME=b", "GIT_COMMITTER_EMAIL=b@b",
+		"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+	// Shadow git: a separate git dir over the work tree, first commit untimed.
+	shadowEnv := append(genv, "GIT_DIR="+filepath.Join(dir, "shadow.git"), "GIT_WORK_TREE="+trees["shadow"])
+	run(shadowEnv, trees["shadow"], "git", "init", "-q")
+	run(shadowEnv, trees["shadow"], "git", "add", "-A")
+	run(shadowEnv, trees["shadow"], "git", "commit", "-q", "-m", "base")
+	// Ghost commits: the repository's own git, a temporary index per checkpoint.
+	run(genv, trees["ghost"], "git", "init", "-q")
+	run(genv, trees["ghost"], "git", "add", "-A")
+	run(genv, trees["ghost"], "git", "commit", "-q", "-m", "base")
+	// ckfs: mounted in place.
+	cenv := append(os.Environ(), "CKFS_HOME="+filepath.Join(dir, "home"), "CKFS_CONFIG="+filepath.Join(dir, "none.toml"))
+	run(cenv, "/", *ckfsBin, "mount", trees["ckfs"])
+	defer run(cenv, "/", *ckfsBin, "unmount", trees["ckfs"])
+
+	edit := func(root string, i int) {
+		p := filepath.Join(root, fmt.Sprintf("pkg%04d", (i*37%n)/100), fmt.Sprintf("f%05d.go", i*37%n))
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+		check(err)
+		fmt.Fprintf(f, "// edit %d\n", i)
+		check(f.Close())
+	}
+	var cs, ss, gs []time.Duration
+	for i := range *runs {
+		start := time.Now()
+		run(cenv, trees["ckfs"], *ckfsBin, "window", "open", "--id", fmt.Sprintf("w%d", i), "--tool", "Edit")
+		edit(trees["ckfs"], i)
+		run(cenv, trees["ckfs"], *ckfsBin, "window", "close", "--id", fmt.Sprintf("w%d", i))
+		cs = append(cs, time.Since(start))
+
+		start = time.Now()
+		edit(trees["shadow"], i)
+		run(shadowEnv, trees["shadow"], "git", "add", "-A")
+		run(shadowEnv, trees["shadow"], "git", "commit", "-q", "--no-verify", "-m", fmt.Sprint("checkpoint ", i))
+		ss = append(ss, time.Since(start))
+
+		start = time.Now()
+		edit(trees["ghost"], i)
+		idx := filepath.Join(dir, "ghost.index")
+		copyFile(filepath.Join(trees["ghost"], ".git", "index"), idx)
+		ienv := append(genv, "GIT_INDEX_FILE="+idx)
+		run(ienv, trees["ghost"], "git", "add", "-A")
+		tree := strings.TrimSpace(string(run(ienv, trees["ghost"], "git", "write-tree")))
+		run(genv, trees["ghost"], "git", "commit-tree", tree, "-p", "HEAD", "-m", fmt.Sprint("ghost ", i))
+		os.Remove(idx)
+		gs = append(gs, time.Since(start))
+	}
+	return median(cs), median(ss), median(gs)
+}
+
+// rssAfterWindows opens and closes many windows, each with an edit, through
+// the control socket, and reports the daemon's peak RSS.
+func rssAfterWindows(dir string, n int) {
+	repo := filepath.Join(dir, "repo")
+	generate(repo, 1000)
+	env := append(os.Environ(), "CKFS_HOME="+filepath.Join(dir, "home"), "CKFS_CONFIG="+filepath.Join(dir, "none.toml"))
+	run(env, "/", *ckfsBin, "mount", repo)
+	defer run(env, "/", *ckfsBin, "unmount", repo)
+	var st struct {
+		Store  string `json:"store"`
+		Daemon struct {
+			PID int `json:"pid"`
+		} `json:"daemon"`
+	}
+	check(json.Unmarshal(run(env, repo, *ckfsBin, "status", "--json"), &st))
+	conn, err := net.Dial("unix", filepath.Join(st.Store, "control.sock"))
+	check(err)
+	rd := bufio.NewReader(conn)
+	req := func(v map[string]string) {
+		b, _ := json.Marshal(v)
+		conn.Write(append(b, '\n'))
+		line, err := rd.ReadString('\n')
+		check(err)
+		if !strings.Contains(line, `"ok":true`) {
+			log.Fatalf("control: %s", line)
+		}
+	}
+	start := time.Now()
+	for i := range n {
+		id := fmt.Sprintf("w%d", i)
+		req(map[string]string{"op": "open", "id": id, "tool": "Edit"})
+		p := filepath.Join(repo, fmt.Sprintf("pkg%04d", (i%1000)/100), fmt.Sprintf("f%05d.go", i%1000))
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+		check(err)
+		fmt.Fprintf(f, "// %d\n", i)
+		f.Close()
+		req(map[string]string{"op": "close", "id": id})
+	}
+	conn.Close()
+	el := time.Since(start)
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", st.Daemon.PID))
+	check(err)
+	hwm := ""
+	for _, l := range strings.Split(string(status), "\n") {
+		if strings.HasPrefix(l, "VmHWM:") {
+			hwm = strings.TrimSpace(strings.TrimPrefix(l, "VmHWM:"))
+		}
+	}
+	fmt.Printf("Daemon peak RSS after %d windows, each editing one file of a 1000-file repository: %s (%.2f ms per window over the control socket)\n", n, hwm, float64(el.Microseconds())/1000/float64(n))
+}
+
+func copyFile(from, to string) {
+	b, err := os.ReadFile(from)
+	check(err)
+	check(os.WriteFile(to, b, 0o644))
+}
+
+func median(ts []time.Duration) time.Duration {
+	sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
+	return ts[len(ts)/2]
+}
+
+func run(env []string, dir, name string, args ...string) []byte {
+	c := exec.Command(name, args...)
+	c.Env, c.Dir = env, dir
+	out, err := c.Output()
+	if err != nil {
+		msg := ""
+		if ee, ok := err.(*exec.ExitError); ok {
+			msg = string(ee.Stderr)
+		}
+		log.Fatalf("%s %s: %v\n%s%s", name, strings.Join(args, " "), err, out, msg)
+	}
+	return out
+}
+
+func check(err error) {
+	if err != nil {
+		log.Fatal(err)
+	}
+}
