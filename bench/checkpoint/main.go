@@ -23,6 +23,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -48,13 +49,14 @@ func main() {
 	gitv, _ := exec.Command("git", "--version").Output()
 	fmt.Printf("Checkpoint cost — %s, %d CPUs, %s, %s, %s; median of %d checkpoints, seconds\n\n",
 		time.Now().Format("2006-01-02"), runtime.NumCPU(), strings.TrimSpace(string(out)), runtime.Version(), strings.TrimSpace(string(gitv)), *runs)
-	fmt.Println("| files | ckfs window (mounted) | shadow git (add -A + commit) | ghost commit (temp index) | shadow git / ckfs | ghost / ckfs |")
-	fmt.Println("|---|---|---|---|---|---|")
+	fmt.Println("| files | ckfs, CLI (2 processes) | ckfs, control socket | shadow git (add -A + commit) | ghost commit (temp index) | shadow git / ckfs CLI | shadow git / ckfs socket | ghost / ckfs CLI |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
 	for _, s := range strings.Split(*sizesF, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		check(err)
-		c, g, h := measure(filepath.Join(work, fmt.Sprint(n)), n)
-		fmt.Printf("| %d | %.4f | %.4f | %.4f | %.0f× | %.0f× |\n", n, c.Seconds(), g.Seconds(), h.Seconds(), g.Seconds()/c.Seconds(), h.Seconds()/c.Seconds())
+		c, k, g, h := measure(filepath.Join(work, fmt.Sprint(n)), n)
+		fmt.Printf("| %d | %.4f | %.4f | %.4f | %.4f | %.1f× | %.1f× | %.1f× |\n", n, c.Seconds(), k.Seconds(), g.Seconds(), h.Seconds(),
+			g.Seconds()/c.Seconds(), g.Seconds()/k.Seconds(), h.Seconds()/c.Seconds())
 	}
 	if *windows > 0 {
 		fmt.Println()
@@ -83,7 +85,7 @@ func generate(root string, n int) {
 
 // measure returns the median checkpoint cost of each method on a
 // repository of n files.
-func measure(dir string, n int) (ckfsT, shadowT, ghostT time.Duration) {
+func measure(dir string, n int) (ckfsT, sockT, shadowT, ghostT time.Duration) {
 	// Three identical trees, so no method warms another's caches.
 	trees := map[string]string{}
 	for _, k := range []string{"ckfs", "shadow", "ghost"} {
@@ -93,7 +95,7 @@ func measure(dir string, n int) (ckfsT, shadowT, ghostT time.Duration) {
 	genv := append(os.Environ(), "GIT_AUTHOR_NAME=b", "GIT_AUTHOR_EMAIL=b@b", "GIT_COMMITTER_NAME=b", "GIT_COMMITTER_EMAIL=b@b",
 		"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
 	// Shadow git: a separate git dir over the work tree, first commit untimed.
-	shadowEnv := append(genv, "GIT_DIR="+filepath.Join(dir, "shadow.git"), "GIT_WORK_TREE="+trees["shadow"])
+	shadowEnv := append(slices.Clip(genv), "GIT_DIR="+filepath.Join(dir, "shadow.git"), "GIT_WORK_TREE="+trees["shadow"])
 	run(shadowEnv, trees["shadow"], "git", "init", "-q")
 	run(shadowEnv, trees["shadow"], "git", "add", "-A")
 	run(shadowEnv, trees["shadow"], "git", "commit", "-q", "-m", "base")
@@ -113,8 +115,20 @@ func measure(dir string, n int) (ckfsT, shadowT, ghostT time.Duration) {
 		fmt.Fprintf(f, "// edit %d\n", i)
 		check(f.Close())
 	}
-	var cs, ss, gs []time.Duration
+	var st struct {
+		Store string `json:"store"`
+	}
+	check(json.Unmarshal(run(cenv, trees["ckfs"], *ckfsBin, "status", "--json"), &st))
+	ctl := dialControl(st.Store)
+	defer ctl.close()
+	var cs, ks, ss, gs []time.Duration
 	for i := range *runs {
+		start0 := time.Now()
+		ctl.req(map[string]string{"op": "open", "id": fmt.Sprintf("s%d", i), "tool": "Edit"})
+		edit(trees["ckfs"], i+1000)
+		ctl.req(map[string]string{"op": "close", "id": fmt.Sprintf("s%d", i)})
+		ks = append(ks, time.Since(start0))
+
 		start := time.Now()
 		run(cenv, trees["ckfs"], *ckfsBin, "window", "open", "--id", fmt.Sprintf("w%d", i), "--tool", "Edit")
 		edit(trees["ckfs"], i)
@@ -131,15 +145,39 @@ func measure(dir string, n int) (ckfsT, shadowT, ghostT time.Duration) {
 		edit(trees["ghost"], i)
 		idx := filepath.Join(dir, "ghost.index")
 		copyFile(filepath.Join(trees["ghost"], ".git", "index"), idx)
-		ienv := append(genv, "GIT_INDEX_FILE="+idx)
+		ienv := append(slices.Clip(genv), "GIT_INDEX_FILE="+idx)
 		run(ienv, trees["ghost"], "git", "add", "-A")
 		tree := strings.TrimSpace(string(run(ienv, trees["ghost"], "git", "write-tree")))
 		run(genv, trees["ghost"], "git", "commit-tree", tree, "-p", "HEAD", "-m", fmt.Sprint("ghost ", i))
 		os.Remove(idx)
 		gs = append(gs, time.Since(start))
 	}
-	return median(cs), median(ss), median(gs)
+	return median(cs), median(ks), median(ss), median(gs)
 }
+
+// control is a connection to a daemon's control socket.
+type control struct {
+	conn net.Conn
+	rd   *bufio.Reader
+}
+
+func dialControl(store string) *control {
+	conn, err := net.Dial("unix", filepath.Join(store, "control.sock"))
+	check(err)
+	return &control{conn: conn, rd: bufio.NewReader(conn)}
+}
+
+func (c *control) req(v map[string]string) {
+	b, _ := json.Marshal(v)
+	c.conn.Write(append(b, '\n'))
+	line, err := c.rd.ReadString('\n')
+	check(err)
+	if !strings.Contains(line, `"ok":true`) {
+		log.Fatalf("control: %s", line)
+	}
+}
+
+func (c *control) close() { c.conn.Close() }
 
 // rssAfterWindows opens and closes many windows, each with an edit, through
 // the control socket, and reports the daemon's peak RSS.
@@ -156,18 +194,8 @@ func rssAfterWindows(dir string, n int) {
 		} `json:"daemon"`
 	}
 	check(json.Unmarshal(run(env, repo, *ckfsBin, "status", "--json"), &st))
-	conn, err := net.Dial("unix", filepath.Join(st.Store, "control.sock"))
-	check(err)
-	rd := bufio.NewReader(conn)
-	req := func(v map[string]string) {
-		b, _ := json.Marshal(v)
-		conn.Write(append(b, '\n'))
-		line, err := rd.ReadString('\n')
-		check(err)
-		if !strings.Contains(line, `"ok":true`) {
-			log.Fatalf("control: %s", line)
-		}
-	}
+	ctl := dialControl(st.Store)
+	req := ctl.req
 	start := time.Now()
 	for i := range n {
 		id := fmt.Sprintf("w%d", i)
@@ -179,7 +207,7 @@ func rssAfterWindows(dir string, n int) {
 		f.Close()
 		req(map[string]string{"op": "close", "id": id})
 	}
-	conn.Close()
+	ctl.close()
 	el := time.Since(start)
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", st.Daemon.PID))
 	check(err)

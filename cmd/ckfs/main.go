@@ -34,11 +34,21 @@ func main() {
 
 // run executes the command line and returns the process exit code.
 func run(ctx context.Context, args []string) int {
+	// A shell left inside a mount whose daemon died has a working
+	// directory that no longer answers: say so, with the way out.
+	if _, err := os.Getwd(); isNotConnected(err) {
+		dir := os.Getenv("PWD")
+		fmt.Fprintf(os.Stderr, "ckfs: the current directory %s is on a dead ckfs mount (transport endpoint is not connected: its daemon is gone); clean it up with: cd / && ckfs unmount %s\n", dir, dir)
+		return ExitNotMounted
+	}
 	root := newRootCmd()
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return ExitOK
+	}
+	if isNotConnected(err) {
+		err = fmt.Errorf("%w: a ckfs mount whose daemon is gone; ckfs doctor names it and the command that cleans it up", err)
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
@@ -60,8 +70,36 @@ write (from an agent's edit tool, sed -i, a build, git checkout) per
 tool-call window, so that any window can be inspected and rewound.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// An unknown command is a usage error; no command shows the help.
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return withCode(ExitUsage, "unknown command %q (see ckfs --help)", args[0])
+			}
+			return cmd.Help()
+		},
 	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return withCode(ExitUsage, "%v (see ckfs %s --help)", err, c.Name())
+	})
 	root.PersistentFlags().String("store", "", "store directory (default: derived from the repository under $CKFS_HOME or $XDG_STATE_HOME/ckfs)")
-	root.AddCommand(newMountCmd(), newDaemonCmd(), newUnmountCmd(), newStatusCmd(), newWindowCmd(), newRunCmd(), newFlushCmd(), newRewindCmd(), newLogCmd(), newDiffCmd(), newShowCmd(), newDemoCmd(), newVerifyCmd(), newGCCmd(), newDUCmd(), newConfigCmd(), newHookCmd(), newHooksCmd(), newAgentCmd(), newMarkCmd())
+	root.AddCommand(newMountCmd(), newDaemonCmd(), newUnmountCmd(), newStatusCmd(), newWindowCmd(), newRunCmd(), newFlushCmd(), newRewindCmd(), newLogCmd(), newDiffCmd(), newShowCmd(), newDemoCmd(), newVerifyCmd(), newGCCmd(), newDUCmd(), newConfigCmd(), newHookCmd(), newHooksCmd(), newAgentCmd(), newMarkCmd(), newGenDocsCmd(), newDoctorCmd())
+	usageArgs(root)
 	return root
+}
+
+// usageArgs makes every command's argument errors usage errors (exit code
+// 2), with a pointer to its help.
+func usageArgs(c *cobra.Command) {
+	if check := c.Args; check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := check(cmd, args); err != nil {
+				return withCode(ExitUsage, "%s: %v (see %s --help)", cmd.CommandPath(), err, cmd.CommandPath())
+			}
+			return nil
+		}
+	}
+	for _, s := range c.Commands() {
+		usageArgs(s)
+	}
 }

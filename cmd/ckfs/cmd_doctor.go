@@ -1,0 +1,252 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/ckfs-dev/ckfs/rewind"
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+)
+
+// diagnosis is one check of ckfs doctor.
+type diagnosis struct {
+	Check  string `json:"check"`
+	Status string `json:"status"` // ok, warn, fail, info
+	Detail string `json:"detail"`
+	Fix    string `json:"fix,omitempty"`
+}
+
+func newDoctorCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "doctor [DIR]",
+		Short: "Check everything a mount needs and explain how to fix what is missing",
+		Long: `Check /dev/fuse, the permission to mount (root, or fusermount3 from the
+fuse3 package), kernel FUSE passthrough, the configuration file, the store
+directory and its permissions, and the workspace DIR (default: the current
+directory): a mount whose daemon is gone, a dead daemon, an unfinished
+rewind. Each problem comes with the command that fixes it. Exit code 1
+when a check fails.`,
+		Example: "  ckfs doctor\n  ckfs doctor ~/src/app --json",
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := "."
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			flag, _ := storeFlag(cmd)
+			ds := diagnose(dir, flag)
+			failed := 0
+			for _, d := range ds {
+				if d.Status == "fail" {
+					failed++
+				}
+			}
+			if asJSON {
+				printJSON(cmd.OutOrStdout(), ds)
+			} else {
+				printDiagnoses(cmd.OutOrStdout(), ds)
+			}
+			if failed > 0 {
+				return &exitError{code: ExitError, err: fmt.Errorf("%d checks failed", failed), silent: asJSON}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func printDiagnoses(out io.Writer, ds []diagnosis) {
+	for _, d := range ds {
+		fmt.Fprintf(out, "%-5s %s: %s\n", strings.ToUpper(d.Status), d.Check, d.Detail)
+		if d.Fix != "" {
+			fmt.Fprintf(out, "      fix: %s\n", d.Fix)
+		}
+	}
+}
+
+// diagnose runs every check.
+func diagnose(dir, storeFlagValue string) []diagnosis {
+	var ds []diagnosis
+	add := func(check, status, detail, fix string) {
+		ds = append(ds, diagnosis{check, status, detail, fix})
+	}
+	if runtime.GOOS != "linux" {
+		add("platform", "warn", runtime.GOOS+": ckfs is tested on Linux only", "on macOS install macFUSE and mount at a separate mountpoint: ckfs mount REPO MOUNTPOINT")
+	} else {
+		add("platform", "ok", "linux", "")
+	}
+	root := os.Geteuid() == 0
+	switch fd, err := unix.Open("/dev/fuse", unix.O_RDWR|unix.O_CLOEXEC, 0); {
+	case err == nil:
+		unix.Close(fd)
+		add("/dev/fuse", "ok", "present, readable and writable", "")
+	case os.IsNotExist(err):
+		add("/dev/fuse", "fail", "missing: the kernel's FUSE module is not loaded, or this container has no access to it",
+			"modprobe fuse (as root); in a container, run it with --device /dev/fuse --cap-add SYS_ADMIN")
+	default:
+		add("/dev/fuse", "fail", fmt.Sprintf("cannot be opened: %v", err), "add your user to the group that owns /dev/fuse, or run as root")
+	}
+	fm, fmErr := exec.LookPath("fusermount3")
+	switch {
+	case root:
+		add("permission to mount", "ok", "running as root: ckfs mounts directly", "")
+	case fmErr == nil:
+		add("permission to mount", "ok", "fusermount3 at "+fm, "")
+	default:
+		add("permission to mount", "fail", "not root and no fusermount3", "apt-get install fuse3 (or your distribution's fuse3 package)")
+	}
+	if !root {
+		if b, err := os.ReadFile("/etc/fuse.conf"); err != nil || !strings.Contains(uncomment(string(b)), "user_allow_other") {
+			add("user_allow_other", "info", "not set in /etc/fuse.conf: only needed for ckfs mount --allow-other", "")
+		}
+	}
+	add(passthroughCheck(root))
+	if path, err := configPathChecked(dir); err != "" {
+		add("configuration", "fail", err, "fix the file named above, or move it away")
+	} else {
+		add("configuration", "ok", path, "")
+	}
+	base, err := storeBase()
+	if err != nil {
+		add("store directory", "fail", err.Error(), "set CKFS_HOME or XDG_STATE_HOME")
+	} else {
+		add(storeDirCheck(base))
+	}
+	ds = append(ds, workspaceChecks(dir, storeFlagValue)...)
+	return ds
+}
+
+func uncomment(s string) string {
+	var b strings.Builder
+	sc := bufio.NewScanner(strings.NewReader(s))
+	for sc.Scan() {
+		l := sc.Text()
+		if i := strings.IndexByte(l, '#'); i >= 0 {
+			l = l[:i]
+		}
+		b.WriteString(l + "\n")
+	}
+	return b.String()
+}
+
+// passthroughCheck: FUSE passthrough (Linux 6.9 and later, and the
+// capability to use it) lets large reads and writes bypass the daemon.
+func passthroughCheck(root bool) (string, string, string, string) {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return "kernel passthrough", "warn", "cannot read the kernel version", ""
+	}
+	rel := unix.ByteSliceToString(u.Release[:])
+	parts := strings.SplitN(rel, ".", 3)
+	major, _ := strconv.Atoi(parts[0])
+	minor := 0
+	if len(parts) > 1 {
+		minor, _ = strconv.Atoi(strings.TrimFunc(parts[1], func(r rune) bool { return r < '0' || r > '9' }))
+	}
+	switch {
+	case major < 6 || major == 6 && minor < 9:
+		return "kernel passthrough", "warn", "Linux " + rel + " has no FUSE passthrough: ckfs works, but large reads and writes go through the daemon (slower)", "a 6.9 or later kernel"
+	case !root:
+		return "kernel passthrough", "warn", "Linux " + rel + " supports it, but it needs CAP_SYS_ADMIN: without root, large I/O goes through the daemon", "run ckfs mount as root for native-speed large I/O"
+	}
+	return "kernel passthrough", "ok", "Linux " + rel + ": large reads and writes bypass the daemon", ""
+}
+
+func configPathChecked(dir string) (string, string) {
+	root, err := absDir(dir)
+	if err != nil {
+		root = dir
+	}
+	_, path, err := loadConfig(root)
+	if err != nil {
+		return "", err.Error()
+	}
+	if _, err := os.Stat(path); err != nil {
+		return path + " (absent: every default applies)", ""
+	}
+	return path, ""
+}
+
+func storeDirCheck(base string) (string, string, string, string) {
+	st, err := os.Stat(base)
+	switch {
+	case os.IsNotExist(err):
+		parent := filepath.Dir(base)
+		if unix.Access(nearestExisting(parent), unix.W_OK) != nil {
+			return "store directory", "fail", base + " does not exist and cannot be created here", "set CKFS_HOME to a writable directory"
+		}
+		return "store directory", "ok", base + " (created at the first mount)", ""
+	case err != nil:
+		return "store directory", "fail", err.Error(), "check the permissions of " + base
+	case !st.IsDir():
+		return "store directory", "fail", base + " is not a directory", "move it away or set CKFS_HOME"
+	}
+	if unix.Access(base, unix.W_OK) != nil {
+		return "store directory", "fail", base + " is not writable", "chown or chmod it, or set CKFS_HOME"
+	}
+	ents, _ := os.ReadDir(base)
+	for _, e := range ents {
+		if info, err := e.Info(); err == nil && e.IsDir() && e.Name() != "mounts" && info.Mode().Perm()&0o077 != 0 {
+			return "store directory", "warn", filepath.Join(base, e.Name()) + " is readable by others (it holds copies of your files)", "chmod 700 " + filepath.Join(base, e.Name())
+		}
+	}
+	return "store directory", "ok", base, ""
+}
+
+func nearestExisting(p string) string {
+	for {
+		if _, err := os.Stat(p); err == nil || p == filepath.Dir(p) {
+			return p
+		}
+		p = filepath.Dir(p)
+	}
+}
+
+// workspaceChecks look at the workspace at dir: its mount and daemon, and
+// unfinished rewinds.
+func workspaceChecks(dir, flag string) []diagnosis {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return []diagnosis{{"workspace", "fail", err.Error(), ""}}
+	}
+	if _, err := os.Stat(abs); err != nil && isNotConnected(err) {
+		return []diagnosis{{"workspace", "fail", abs + " is a dead ckfs mount (transport endpoint is not connected): its daemon is gone", "cd / && ckfs unmount " + abs}}
+	}
+	store, meta, err := findStoreFrom(flag, abs)
+	if err != nil {
+		if mountedAt(abs) {
+			return []diagnosis{{"workspace", "fail", abs + " has a ckfs mount but no store answers for it", "ckfs unmount " + abs}}
+		}
+		return []diagnosis{{"workspace", "info", abs + " is not a ckfs workspace yet", "ckfs mount " + abs}}
+	}
+	var ds []diagnosis
+	st, derr := readDaemonState(store)
+	switch {
+	case derr == nil && processAlive(st.PID):
+		ds = append(ds, diagnosis{"workspace", "ok", fmt.Sprintf("%s is mounted at %s (daemon pid %d, store %s)", meta.Root, st.Mountpoint, st.PID, store), ""})
+	case derr == nil:
+		ds = append(ds, diagnosis{"workspace", "fail", fmt.Sprintf("the daemon of %s (pid %d) is gone", meta.Root, st.PID), "ckfs unmount " + st.Mountpoint})
+	case mountedAt(meta.Root):
+		ds = append(ds, diagnosis{"workspace", "fail", meta.Root + " has a ckfs mount whose daemon is gone", "ckfs unmount " + meta.Root})
+	default:
+		ds = append(ds, diagnosis{"workspace", "ok", fmt.Sprintf("%s is not mounted (store %s)", meta.Root, store), ""})
+	}
+	if ops, err := rewind.PendingJournals(rewind.JournalDir(store)); err == nil && len(ops) > 0 {
+		ds = append(ds, diagnosis{"unfinished rewind", "fail", "rewind " + strings.Join(ops, ", ") + " did not finish; file rewinds are blocked",
+			"ckfs rewind --rollback " + ops[0] + " (put back what it changed) or ckfs rewind --abandon " + ops[0]})
+	}
+	return ds
+}
+
+func isNotConnected(err error) bool { return errors.Is(err, unix.ENOTCONN) }
