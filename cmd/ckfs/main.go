@@ -67,7 +67,18 @@ func newRootCmd() *cobra.Command {
 		Short: "An undo layer for coding agents",
 		Long: `ckfs mounts a repository through a FUSE passthrough that captures every
 write (from an agent's edit tool, sed -i, a build, git checkout) per
-tool-call window, so that any window can be inspected and rewound.`,
+tool-call window, so that any window can be inspected and rewound — the
+files, the agent's conversation, both, or neither (a preview).
+
+Exit codes: 0 success, 1 error, 2 bad command line, 3 refused by a safety
+check (nothing was changed), 4 not mounted or the daemon is dead, 5 already
+mounted, locked or busy; ckfs run exits with its command's code.`,
+		Example: `  ckfs demo                      # see it work on a scratch repository
+  ckfs doctor                    # check that this machine can mount
+  ckfs agent claude              # run Claude Code with every tool call captured
+  ckfs mount . && cd "$PWD"      # or mount by hand, for any agent
+  ckfs log                       # what each tool call changed
+  ckfs rewind --mark 3 --files   # put the files back to turn 3`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// An unknown command is a usage error; no command shows the help.

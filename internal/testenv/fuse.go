@@ -13,14 +13,7 @@ import (
 // error rather than a reason to skip.
 func RequireFUSE(t testing.TB) {
 	t.Helper()
-	why := ""
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		why = "/dev/fuse is missing"
-	} else if os.Geteuid() != 0 {
-		if _, err := exec.LookPath("fusermount3"); err != nil {
-			why = "not root and fusermount3 (package fuse3) is not installed"
-		}
-	}
+	why := missingFUSE()
 	if why == "" {
 		return
 	}
@@ -28,4 +21,21 @@ func RequireFUSE(t testing.TB) {
 		t.Fatalf("FUSE is required (CKFS_REQUIRE_FUSE=1) but %s", why)
 	}
 	t.Skipf("skipping FUSE test: %s", why)
+}
+
+// HaveFUSE reports whether FUSE mounts can be made here. Where it is false
+// and CKFS_REQUIRE_FUSE=1, callers must fail rather than skip: see
+// RequireFUSE.
+func HaveFUSE() bool { return missingFUSE() == "" }
+
+func missingFUSE() string {
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		return "/dev/fuse is missing"
+	}
+	if os.Geteuid() != 0 {
+		if _, err := exec.LookPath("fusermount3"); err != nil {
+			return "not root and fusermount3 (package fuse3) is not installed"
+		}
+	}
+	return ""
 }
