@@ -1,7 +1,9 @@
 package cas
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"sync"
 )
@@ -12,11 +14,20 @@ import (
 // with one Sync. Put always syncs, and Sync must be called before anything
 // durable refers to a deferred object.
 
-// pendingSet tracks whether deferred objects are waiting for Sync.
+// pendingSet tracks the deferred objects waiting for Sync: how many, and,
+// while they are few, which.
 type pendingSet struct {
-	mu sync.Mutex
-	n  int
+	mu    sync.Mutex
+	n     int
+	paths []string // nil once n passes syncEachMax
 }
+
+// syncEachMax is how many deferred objects Sync makes durable one by one
+// (an fdatasync each, then their directories). Past it, one syncfs of the
+// whole filesystem is cheaper, but it also pays for every other dirty page
+// on that filesystem (a build, a git index), so a checkpoint of a few
+// files should not use it.
+const syncEachMax = 32
 
 // PutDeferred stores data like Put but without fsync: the object is
 // complete and verifiable once written, but may not survive a power loss
@@ -57,6 +68,11 @@ func (l *Local) PutDeferred(data []byte) (Hash, bool, error) {
 	}
 	l.pending.mu.Lock()
 	l.pending.n++
+	if l.pending.n <= syncEachMax {
+		l.pending.paths = append(l.pending.paths, final)
+	} else {
+		l.pending.paths = nil
+	}
 	l.pending.mu.Unlock()
 	return h, true, nil
 }
@@ -68,18 +84,49 @@ func (l *Local) Pending() int {
 	return l.pending.n
 }
 
-// Sync makes every deferred object durable (one syncfs of the store's
-// filesystem).
+// Sync makes every deferred object durable: a few one by one, many with
+// one syncfs of the store's filesystem.
 func (l *Local) Sync() error {
 	l.pending.mu.Lock()
 	defer l.pending.mu.Unlock()
 	if l.pending.n == 0 {
 		return nil
 	}
-	if err := syncFS(l.dir); err != nil {
+	if l.pending.n <= syncEachMax && len(l.pending.paths) == l.pending.n {
+		if err := syncEach(l.pending.paths); err != nil {
+			return fmt.Errorf("sync object store %s: %w", l.dir, err)
+		}
+	} else if err := syncFS(l.dir); err != nil {
 		return fmt.Errorf("sync object store %s: %w", l.dir, err)
 	}
-	l.pending.n = 0
+	l.pending.n, l.pending.paths = 0, nil
+	return nil
+}
+
+// syncEach makes the object files at paths and their directory entries
+// durable.
+func syncEach(paths []string) error {
+	dirs := map[string]bool{}
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // collected since: nothing left to make durable
+		}
+		if err != nil {
+			return err
+		}
+		err = f.Sync()
+		f.Close()
+		if err != nil {
+			return err
+		}
+		dirs[dirOf(p)] = true
+	}
+	for d := range dirs {
+		if err := syncDir(d); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

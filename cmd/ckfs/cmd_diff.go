@@ -1,23 +1,26 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"sort"
 
 	"github.com/ckfs-dev/ckfs/index"
+	"github.com/fatih/color"
 	"github.com/spf13/cobra"
 )
 
 func newDiffCmd() *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "diff A [B]",
 		Short: "Show what changed between two checkpoints, or between a checkpoint and now",
 		Long: `Print unified diffs of every recorded file that differs between checkpoint A
 and checkpoint B, or the files on disk now when B is omitted. A checkpoint is
 a seq from ckfs log, a window id (just before that window) or "now".
 Coloured on a terminal; NO_COLOR turns colour off.`,
-		Example: "  ckfs diff 14\n  ckfs diff toolu_01ABC 31",
+		Example: "  ckfs diff 14\n  ckfs diff toolu_01ABC 31\n  ckfs diff 14 --json | jq '.[].path'",
 		Args:    cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v, err := openView(func() (string, *storeMeta, error) { return findStore(cmd, ".") })
@@ -28,19 +31,49 @@ Coloured on a terminal; NO_COLOR turns colour off.`,
 			if err != nil {
 				return err
 			}
-			if len(args) == 1 {
-				return v.diffToDisk(cmd.OutOrStdout(), a, args[0])
+			type pathDiff struct {
+				Path string `json:"path"`
+				Diff string `json:"diff"`
 			}
-			b, err := v.checkpoint(args[1])
-			if err != nil {
+			var diffs []*pathDiff
+			bufs := map[string]*bytes.Buffer{}
+			out := func(string) io.Writer { return cmd.OutOrStdout() }
+			if asJSON {
+				color.NoColor = true
+				out = func(p string) io.Writer {
+					if bufs[p] == nil {
+						bufs[p] = &bytes.Buffer{}
+						diffs = append(diffs, &pathDiff{Path: p})
+					}
+					return bufs[p]
+				}
+			}
+			if len(args) == 1 {
+				err = v.diffToDisk(out, a, args[0])
+			} else {
+				b, berr := v.checkpoint(args[1])
+				if berr != nil {
+					return berr
+				}
+				err = v.diffCheckpoints(out, a, b, args[0], args[1])
+			}
+			if err != nil || !asJSON {
 				return err
 			}
-			return v.diffCheckpoints(cmd.OutOrStdout(), a, b, args[0], args[1])
+			for _, d := range diffs {
+				d.Diff = bufs[d.Path].String()
+			}
+			if diffs == nil {
+				diffs = []*pathDiff{}
+			}
+			return printJSON(cmd.OutOrStdout(), diffs)
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON list of {path, diff}")
+	return cmd
 }
 
-func (v *workspaceView) diffCheckpoints(out io.Writer, a, b uint64, la, lb string) error {
+func (v *workspaceView) diffCheckpoints(out func(path string) io.Writer, a, b uint64, la, lb string) error {
 	sa, sb := index.StateAt(v.records, a), index.StateAt(v.records, b)
 	for _, p := range sortedStateKeys(sa) {
 		ea, eb := sa[p], sb[p]
@@ -48,7 +81,7 @@ func (v *workspaceView) diffCheckpoints(out io.Writer, a, b uint64, la, lb strin
 			continue
 		}
 		if ea.Unknown || eb.Unknown {
-			fmt.Fprintf(out, "%s: content not stored (%s%s)\n", p, ea.Reason, eb.Reason)
+			fmt.Fprintf(out(p), "%s: content not stored (%s%s)\n", p, ea.Reason, eb.Reason)
 			continue
 		}
 		from, err := v.content(ea.State)
@@ -59,12 +92,12 @@ func (v *workspaceView) diffCheckpoints(out io.Writer, a, b uint64, la, lb strin
 		if err != nil {
 			return err
 		}
-		v.printPathDiff(out, p, la, lb, ea.State, eb.State, from, to)
+		v.printPathDiff(out(p), p, la, lb, ea.State, eb.State, from, to)
 	}
 	return nil
 }
 
-func (v *workspaceView) diffToDisk(out io.Writer, a uint64, la string) error {
+func (v *workspaceView) diffToDisk(out func(path string) io.Writer, a uint64, la string) error {
 	sa := index.StateAt(v.records, a)
 	for _, p := range sortedStateKeys(sa) {
 		ea := sa[p]
@@ -73,7 +106,7 @@ func (v *workspaceView) diffToDisk(out io.Writer, a uint64, la string) error {
 			return err
 		}
 		if ea.Unknown {
-			fmt.Fprintf(out, "%s: content at %s not stored (%s)\n", p, la, ea.Reason)
+			fmt.Fprintf(out(p), "%s: content at %s not stored (%s)\n", p, la, ea.Reason)
 			continue
 		}
 		then, err := v.content(ea.State)
@@ -81,7 +114,7 @@ func (v *workspaceView) diffToDisk(out io.Writer, a uint64, la string) error {
 			return err
 		}
 		nowState := index.State{Type: typ, Mode: ea.Mode}
-		v.printPathDiff(out, p, la, "now", ea.State, nowState, then, now)
+		v.printPathDiff(out(p), p, la, "now", ea.State, nowState, then, now)
 	}
 	return nil
 }

@@ -43,6 +43,7 @@ the same from a shell.`,
 	open.Flags().StringVar(&tool, "tool", "", "tool name to record")
 	open.Flags().StringVar(&label, "label", "", "free text to record")
 	open.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	quiet(open)
 	closeCmd := &cobra.Command{
 		Use:     "close",
 		Short:   "Close a window (the newest if --id is not given)",
@@ -62,6 +63,7 @@ the same from a shell.`,
 	}
 	closeCmd.Flags().StringVar(&id, "id", "", "window id")
 	closeCmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	quiet(closeCmd)
 	cmd.AddCommand(open, closeCmd)
 	return cmd
 }
