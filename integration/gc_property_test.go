@@ -3,7 +3,6 @@ package integration
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -37,7 +36,6 @@ func TestGCPropertyThroughMount(t *testing.T) {
 		defer m.unmount()
 		old := unix.Umask(0o022)
 		defer unix.Umask(old)
-		p := func(n string) string { return filepath.Join(m.root, n) }
 		snaps := map[uint64]string{}
 		var cps []uint64
 		deleted := 0
@@ -49,19 +47,7 @@ func TestGCPropertyThroughMount(t *testing.T) {
 				rt.Fatal(err)
 			}
 			snaps[open], cps = tree(rt, m.root), append(cps, open)
-			for range rapid.IntRange(1, 6).Draw(rt, "ops") {
-				a := rapid.SampledFrom(propNames).Draw(rt, "path")
-				switch rapid.IntRange(0, 4).Draw(rt, "op") {
-				case 0, 1:
-					os.WriteFile(p(a), []byte(rapid.SampledFrom([]string{"x", "y\n", "zz\nzz\n", "w", "v\n"}).Draw(rt, "content")), 0o644)
-				case 2:
-					os.Remove(p(a))
-				case 3:
-					os.Mkdir(p(a), 0o755)
-				case 4:
-					os.Rename(p(a), p(rapid.SampledFrom(propNames).Draw(rt, "to")))
-				}
-			}
+			playOps(rt, m.root, rapid.IntRange(1, 6).Draw(rt, "ops"), 4)
 			closeSeq, err := m.rec.CloseWindow(id)
 			if err != nil {
 				rt.Fatal(err)

@@ -89,6 +89,32 @@ func (m *inproc) rewindTo(target uint64) (*rewind.Outcome, error) {
 
 var propNames = []string{"a", "b", "d", "d/a", "d/b", "d/e", "d/e/c", "e", "e/a"}
 
+// playOps runs n random operations on the tree at root: writes, removals,
+// renames, mkdirs, and (with maxOp 7) symlinks, chmods and removals of
+// whole trees.
+func playOps(rt *rapid.T, root string, n, maxOp int) {
+	p := func(name string) string { return filepath.Join(root, name) }
+	for range n {
+		a := rapid.SampledFrom(propNames).Draw(rt, "path")
+		switch rapid.IntRange(0, maxOp).Draw(rt, "op") {
+		case 0, 1:
+			os.WriteFile(p(a), []byte(rapid.SampledFrom([]string{"x", "y\n", "zz\nzz\n", "", "w", "v\n"}).Draw(rt, "content")), 0o644)
+		case 2:
+			os.Remove(p(a))
+		case 3:
+			os.Rename(p(a), p(rapid.SampledFrom(propNames).Draw(rt, "to")))
+		case 4:
+			os.Mkdir(p(a), 0o755)
+		case 5:
+			os.Symlink(rapid.SampledFrom([]string{"a", "../b", "nowhere"}).Draw(rt, "target"), p(a))
+		case 6:
+			os.Chmod(p(a), os.FileMode(rapid.SampledFrom([]uint32{0o600, 0o755, 0o644}).Draw(rt, "mode")))
+		case 7:
+			os.RemoveAll(p(a))
+		}
+	}
+}
+
 // tree reads the workspace through the mount.
 func tree(t *rapid.T, root string) string {
 	var lines []string
@@ -128,7 +154,6 @@ func TestRewindPropertyThroughMount(t *testing.T) {
 		defer m.unmount()
 		old := unix.Umask(0o022)
 		defer unix.Umask(old)
-		p := func(n string) string { return filepath.Join(m.root, n) }
 		snaps := map[uint64]string{}
 		var cps []uint64
 		windows := rapid.IntRange(1, 4).Draw(rt, "windows")
@@ -141,25 +166,7 @@ func TestRewindPropertyThroughMount(t *testing.T) {
 			if w == 0 {
 				snaps[open], cps = tree(rt, m.root), append(cps, open)
 			}
-			for range rapid.IntRange(1, 8).Draw(rt, "ops") {
-				a := rapid.SampledFrom(propNames).Draw(rt, "path")
-				switch rapid.IntRange(0, 7).Draw(rt, "op") {
-				case 0, 1:
-					os.WriteFile(p(a), []byte(rapid.SampledFrom([]string{"x", "y\n", "zz\nzz\n", ""}).Draw(rt, "content")), 0o644)
-				case 2:
-					os.Remove(p(a))
-				case 3:
-					os.Rename(p(a), p(rapid.SampledFrom(propNames).Draw(rt, "to")))
-				case 4:
-					os.Mkdir(p(a), 0o755)
-				case 5:
-					os.Symlink(rapid.SampledFrom([]string{"a", "../b", "nowhere"}).Draw(rt, "target"), p(a))
-				case 6:
-					os.Chmod(p(a), os.FileMode(rapid.SampledFrom([]uint32{0o600, 0o755, 0o644}).Draw(rt, "mode")))
-				case 7:
-					os.RemoveAll(p(a))
-				}
-			}
+			playOps(rt, m.root, rapid.IntRange(1, 8).Draw(rt, "ops"), 7)
 			closeSeq, err := m.rec.CloseWindow(id)
 			if err != nil {
 				rt.Fatal(err)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -58,9 +57,7 @@ func printConfig(out io.Writer, c *config.Config, path, root string, asJSON bool
 		for _, k := range config.Keys {
 			es = append(es, entry{k, c.Value(k), c.Sources[k]})
 		}
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		enc.Encode(map[string]any{"file": path, "repository": root, "settings": es})
+		printJSON(out, map[string]any{"file": path, "repository": root, "settings": es})
 		return
 	}
 	fmt.Fprintf(out, "# configuration file: %s\n# repository: %s\n", path, root)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -47,9 +46,7 @@ what the retention policy no longer keeps.`,
 
 func printDU(out io.Writer, u *gc.Usage, asJSON bool) {
 	if asJSON {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		enc.Encode(u)
+		printJSON(out, u)
 		return
 	}
 	sz := config.FormatSize

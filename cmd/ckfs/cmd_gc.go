@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -147,9 +146,7 @@ type gcRequest struct {
 
 func printGC(out io.Writer, r *gc.Result, asJSON bool) {
 	if asJSON {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		enc.Encode(r)
+		printJSON(out, r)
 		return
 	}
 	verb, freed := "deleted", "freed"

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"time"
@@ -49,9 +48,7 @@ workspace. Exit code 1 when something is wrong.`,
 
 func printVerify(out io.Writer, r *verifyReport, asJSON bool) {
 	if asJSON {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		enc.Encode(r)
+		printJSON(out, r)
 		return
 	}
 	fmt.Fprintf(out, "store %s: %d objects (%d bytes), %d records\n", r.Store, r.Objects, r.Bytes, r.Records)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -51,16 +50,5 @@ func (p *progress) Finish() {
 // storedBytes sums the size of every object file (one stat each, no
 // reads), for a progress bar's total.
 func storedBytes(s *cas.Local) func() int64 {
-	return func() int64 {
-		var n int64
-		filepath.WalkDir(filepath.Join(s.Dir(), "objects"), func(_ string, d fs.DirEntry, err error) error {
-			if err == nil && !d.IsDir() {
-				if i, err := d.Info(); err == nil {
-					n += i.Size()
-				}
-			}
-			return nil
-		})
-		return n
-	}
+	return func() int64 { return dirBytes(filepath.Join(s.Dir(), "objects")) }
 }
