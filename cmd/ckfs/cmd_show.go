@@ -1,20 +1,24 @@
 package main
 
 import (
+	"encoding/base64"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ckfs-dev/ckfs/index"
 	"github.com/spf13/cobra"
 )
 
 func newShowCmd() *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "show CHECKPOINT:PATH",
 		Short: "Print a file as it was at a checkpoint",
 		Long: `Print the bytes of PATH (relative to the workspace root) as they were at
 CHECKPOINT: a seq from ckfs log, a window id (just before that window) or
-"now". For a symlink, its target is printed.`,
-		Example: "  ckfs show 14:src/main.go\n  ckfs show toolu_01ABC:README.md > README.before",
+"now". For a symlink, its target is printed. --json prints the state too,
+with the content as text when it is valid UTF-8 and as base64 otherwise.`,
+		Example: "  ckfs show 14:src/main.go\n  ckfs show toolu_01ABC:README.md > README.before\n  ckfs show 14:logo.png --json | jq .mode",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cp, path, ok := strings.Cut(args[0], ":")
@@ -47,8 +51,19 @@ CHECKPOINT: a seq from ckfs log, a window id (just before that window) or
 			if err != nil {
 				return err
 			}
+			if asJSON {
+				out := map[string]any{"checkpoint": seq, "path": path, "type": e.Type, "mode": e.Mode, "size": e.Size, "hash": e.Hash}
+				if utf8.Valid(b) {
+					out["content"] = string(b)
+				} else {
+					out["content_base64"] = base64.StdEncoding.EncodeToString(b)
+				}
+				return printJSON(cmd.OutOrStdout(), out)
+			}
 			_, err = cmd.OutOrStdout().Write(b)
 			return err
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the state and the content as JSON")
+	return cmd
 }
