@@ -41,7 +41,7 @@ var (
 func main() {
 	flag.Parse()
 	if *ckfsBin == "" {
-		log.Fatal("need -ckfs")
+		die("%v", "need -ckfs")
 	}
 	work, err := os.MkdirTemp("", "ckfs-checkpoint-bench-")
 	check(err)
@@ -107,6 +107,7 @@ func measure(dir string, n int) (ckfsT, sockT, shadowT, ghostT time.Duration) {
 	// ckfs: mounted in place.
 	cenv := append(os.Environ(), "CKFS_HOME="+filepath.Join(dir, "home"), "CKFS_CONFIG="+filepath.Join(dir, "none.toml"))
 	run(cenv, "/", *ckfsBin, "mount", trees["ckfs"])
+	mounted = append(mounted, trees["ckfs"])
 	defer run(cenv, "/", *ckfsBin, "unmount", trees["ckfs"])
 
 	edit := func(root string, i int) {
@@ -180,7 +181,7 @@ func (c *control) req(v map[string]string) {
 	line, err := c.rd.ReadString('\n')
 	check(err)
 	if !strings.Contains(line, `"ok":true`) {
-		log.Fatalf("control: %s", line)
+		die("control: %s", line)
 	}
 }
 
@@ -193,6 +194,7 @@ func rssAfterWindows(dir string, n int) {
 	generate(repo, 1000)
 	env := append(os.Environ(), "CKFS_HOME="+filepath.Join(dir, "home"), "CKFS_CONFIG="+filepath.Join(dir, "none.toml"))
 	run(env, "/", *ckfsBin, "mount", repo)
+	mounted = append(mounted, repo)
 	defer run(env, "/", *ckfsBin, "unmount", repo)
 	var st struct {
 		Store  string `json:"store"`
@@ -247,13 +249,26 @@ func run(env []string, dir, name string, args ...string) []byte {
 		if ee, ok := err.(*exec.ExitError); ok {
 			msg = string(ee.Stderr)
 		}
-		log.Fatalf("%s %s: %v\n%s%s", name, strings.Join(args, " "), err, out, msg)
+		die("%s %s: %v\n%s%s", name, strings.Join(args, " "), err, out, msg)
 	}
 	return out
 }
 
 func check(err error) {
 	if err != nil {
-		log.Fatal(err)
+		die("%v", err)
 	}
+}
+
+// mounted lists the mounts this benchmark made, so a failure never leaves
+// one behind (log.Fatal would skip the deferred unmounts).
+var mounted []string
+
+// die unmounts what the benchmark mounted (its daemons stop when their
+// mounts go away) and exits.
+func die(format string, a ...any) {
+	for _, m := range mounted {
+		exec.Command("umount", "-l", m).Run()
+	}
+	log.Fatalf(format, a...)
 }

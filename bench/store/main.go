@@ -43,7 +43,7 @@ var (
 func main() {
 	flag.Parse()
 	if *ckfsBin == "" {
-		log.Fatal("need -ckfs")
+		die("%v", "need -ckfs")
 	}
 	work, err := os.MkdirTemp("", "ckfs-store-bench-")
 	check(err)
@@ -84,6 +84,7 @@ func session(dir string) {
 	shadowBase := dirBytes(shadow)
 
 	run(env, "/", *ckfsBin, "mount", repo)
+	mounted = append(mounted, repo)
 	rng := rand.New(rand.NewPCG(7, 11))
 	for i := range *nEdits {
 		rel := paths[rng.IntN(len(paths))]
@@ -157,7 +158,7 @@ func pickSources(n int) []string {
 	})
 	sort.Strings(out)
 	if len(out) < n {
-		log.Fatalf("only %d source files of 8-12 KB in %s", len(out), root)
+		die("only %d source files of 8-12 KB in %s", len(out), root)
 	}
 	step := len(out) / n
 	var pick []string
@@ -227,7 +228,7 @@ func run(env []string, dir, name string, args ...string) []byte {
 	c.Stderr = &stderr
 	out, err := c.Output()
 	if err != nil {
-		log.Fatalf("%s %s: %v\n%s%s", name, strings.Join(args, " "), err, out, stderr.Bytes())
+		die("%s %s: %v\n%s%s", name, strings.Join(args, " "), err, out, stderr.Bytes())
 	}
 	return out
 }
@@ -249,6 +250,19 @@ func ratio(a, b int64) float64 { return float64(a) / float64(b) }
 
 func check(err error) {
 	if err != nil {
-		log.Fatal(err)
+		die("%v", err)
 	}
+}
+
+// mounted lists the mounts this benchmark made, so a failure never leaves
+// one behind (log.Fatal would skip the deferred unmounts).
+var mounted []string
+
+// die unmounts what the benchmark mounted (its daemons stop when their
+// mounts go away) and exits.
+func die(format string, a ...any) {
+	for _, m := range mounted {
+		exec.Command("umount", "-l", m).Run()
+	}
+	log.Fatalf(format, a...)
 }
