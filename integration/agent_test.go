@@ -356,6 +356,7 @@ func TestScriptedClaudeSession(t *testing.T) {
 	// nearest clean boundaries, and nothing is written on either side.
 	m3 := marks[2]
 	m3.Conversation.Lines += 2 // inside turn 3's first batch
+	m3.Conversation.Prefix = "" // as a mark written by hand
 	line, _ := json.Marshal(map[string]any{"v": 1, "mark": 5, "time": m3.Time, "files": m3.Files, "conversation": m3.Conversation})
 	f, _ := os.OpenFile(filepath.Join(w.store, session.MarksFile), os.O_APPEND|os.O_WRONLY, 0)
 	f.Write(append(line, '\n'))
@@ -368,4 +369,14 @@ func TestScriptedClaudeSession(t *testing.T) {
 	if conversationSide() != conv || fileSide() != files {
 		t.Errorf("a refused rewind changed something")
 	}
+
+	// A transcript rewritten since the mark (here: one byte of its first
+	// entry) is not forked: the mark records a digest of what it pointed at.
+	rewritten := bytes.Replace(finalTranscript, []byte("Fix the rounding"), []byte("Fix the roundinG"), 1)
+	os.WriteFile(a.transcript, rewritten, 0o600)
+	out, code = w.exitCode(nil, "rewind", "--mark", "3", "--conversation")
+	if code != 3 || !strings.Contains(out, "no longer holds what mark 3 pointed at") {
+		t.Errorf("rewritten transcript: exit %d\n%s", code, out)
+	}
+	os.WriteFile(a.transcript, finalTranscript, 0o600)
 }

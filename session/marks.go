@@ -34,6 +34,9 @@ type Coord struct {
 	// lines it held at the mark.
 	Transcript string `json:"transcript,omitempty"`
 	Lines      int64  `json:"lines,omitempty"`
+	// Prefix is a digest of those lines, so a fork can refuse a
+	// transcript that was rewritten since.
+	Prefix string `json:"prefix,omitempty"`
 }
 
 // Validate checks a mark read from the log.

@@ -7,6 +7,7 @@ package transcript
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"sort"
@@ -175,4 +176,16 @@ func (t *Transcript) PositionBefore(prompt string) int {
 		// metadata written with the prompt (snapshots, titles)
 	}
 	return cut
+}
+
+// PrefixHash is a digest of the first n lines ("sha256:<hex>"): a mark
+// records it, so that a fork at the mark can tell whether the transcript
+// still holds what the mark pointed at.
+func (t *Transcript) PrefixHash(n int) string {
+	h := sha256.New()
+	for _, l := range t.Lines[:min(n, len(t.Lines))] {
+		h.Write(l)
+		h.Write([]byte{'\n'})
+	}
+	return fmt.Sprintf("sha256:%x", h.Sum(nil))
 }

@@ -136,7 +136,8 @@ func writeHookMark(store, agent string, in *hookInput, mounted bool, now time.Ti
 			t, err := transcript.Load(in.TranscriptPath, agent)
 			switch {
 			case err == nil:
-				c.Transcript, c.Lines = in.TranscriptPath, int64(t.PositionBefore(in.Prompt))
+				n := t.PositionBefore(in.Prompt)
+				c.Transcript, c.Lines, c.Prefix = in.TranscriptPath, int64(n), t.PrefixHash(n)
 			case errors.Is(err, fs.ErrNotExist):
 				c.Transcript = in.TranscriptPath // the first prompt: nothing said yet
 			default:

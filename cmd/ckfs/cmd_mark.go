@@ -85,7 +85,7 @@ func handMark(store, label string, now time.Time) (*session.Mark, error) {
 			if t, err := transcript.Load(c.Transcript, c.Agent); err == nil {
 				for n := len(t.Lines); n >= 0; n-- {
 					if t.Clean(n) {
-						c.Lines = int64(n)
+						c.Lines, c.Prefix = int64(n), t.PrefixHash(n)
 						break
 					}
 				}

@@ -67,6 +67,9 @@ func planConversation(store string, m *session.Mark, mode, summary string, now t
 		if err != nil {
 			return nil, fmt.Errorf("%v: the agent's conversation cannot be forked (ckfs's own session log can: it is in %s)", err, session.Dir(store))
 		}
+		if c.Prefix != "" && (int64(len(t.Lines)) < c.Lines || t.PrefixHash(int(c.Lines)) != c.Prefix) {
+			return nil, withCode(ExitRefused, "transcript %s no longer holds what mark %d pointed at (its first %d lines changed since): the conversation cannot be forked there safely", c.Transcript, m.Mark, c.Lines)
+		}
 		f, err := t.Fork(int(c.Lines), transcript.ForkOptions{Mode: mode, Summary: summary, Child: p.Child, Now: now})
 		if err != nil {
 			var ue *transcript.UncleanError
