@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -23,12 +24,17 @@ import (
 
 // sweepGuard is the state shared by a Local and its active sweep.
 type sweepGuard struct {
+	active  atomic.Bool // a sweep is running: Puts must record their addresses
 	mu      sync.Mutex
 	touched map[Hash]struct{} // nil when no sweep is active
 }
 
-// touch records that h is being stored or referenced now.
+// touch records that h is being stored or referenced now. Outside a sweep
+// it costs one atomic load: Put is on the capture path.
 func (l *Local) touch(h Hash) {
+	if !l.sweep.active.Load() {
+		return
+	}
 	l.sweep.mu.Lock()
 	if l.sweep.touched != nil {
 		l.sweep.touched[h] = struct{}{}
@@ -61,6 +67,7 @@ func (l *Local) BeginSweep(grace time.Duration) (*Sweep, error) {
 		return nil, ErrSweepActive
 	}
 	l.sweep.touched = map[Hash]struct{}{}
+	l.sweep.active.Store(true)
 	return &Sweep{l: l, start: time.Now().Add(-grace)}, nil
 }
 
@@ -111,6 +118,7 @@ func (s *Sweep) SyncDirs(deleted []Hash) error {
 // End finishes the sweep.
 func (s *Sweep) End() {
 	s.l.sweep.mu.Lock()
+	s.l.sweep.active.Store(false)
 	s.l.sweep.touched = nil
 	s.l.sweep.mu.Unlock()
 }
