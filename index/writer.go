@@ -98,25 +98,66 @@ func OpenWriter(dir string, opts WriterOptions) (*Writer, *Repair, error) {
 // the last record. A single record is far smaller.
 const tailWindow = 1 << 20
 
-// recover finds the last complete record (for its seq) and truncates a
-// torn tail after it.
-func (w *Writer) recover() (*Repair, error) {
-	st, err := w.f.Stat()
+// tail finds the last complete line of a timeline file: its bytes (nil
+// for an empty timeline) and the offset just after it, where a torn tail
+// would begin.
+func tail(f *os.File, path string) ([]byte, int64, int64, error) {
+	st, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return nil, 0, 0, err
 	}
 	size := st.Size()
 	start := max(0, size-tailWindow)
 	buf := make([]byte, size-start)
-	if _, err := w.f.ReadAt(buf, start); err != nil && err != io.EOF {
-		return nil, fmt.Errorf("read timeline %s: %w", w.path, err)
+	if _, err := f.ReadAt(buf, start); err != nil && err != io.EOF {
+		return nil, 0, 0, fmt.Errorf("read timeline %s: %w", path, err)
 	}
 	nl := bytes.LastIndexByte(buf, '\n')
 	if nl < 0 && start > 0 {
-		return nil, fmt.Errorf("timeline %s: the last %d bytes hold no complete record; run ckfs verify", w.path, tailWindow)
+		return nil, 0, 0, fmt.Errorf("timeline %s: the last %d bytes hold no complete record; run ckfs verify", path, tailWindow)
+	}
+	end := start + int64(nl) + 1
+	if nl < 0 {
+		return nil, end, size, nil
+	}
+	last := buf[:nl]
+	if i := bytes.LastIndexByte(last, '\n'); i >= 0 {
+		last = last[i+1:]
+	}
+	return last, end, size, nil
+}
+
+// LastSeq reads the seq of the last complete record of the timeline at
+// path (0 for an empty or missing one) without reading the rest.
+func LastSeq(path string) (uint64, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	last, _, _, err := tail(f, path)
+	if err != nil || last == nil {
+		return 0, err
+	}
+	rec, err := ParseRecord(last)
+	if err != nil {
+		return 0, fmt.Errorf("timeline %s: last record is invalid: %w; run ckfs verify", path, err)
+	}
+	return rec.Seq, nil
+}
+
+// recover finds the last complete record (for its seq) and truncates a
+// torn tail after it.
+func (w *Writer) recover() (*Repair, error) {
+	last, end, size, err := tail(w.f, w.path)
+	if err != nil {
+		return nil, err
 	}
 	var rep *Repair
-	if end := start + int64(nl) + 1; end < size {
+	if end < size {
 		rep = &Repair{Offset: end, TornBytes: size - end}
 		if err := w.f.Truncate(end); err != nil {
 			return nil, fmt.Errorf("truncate torn tail of %s: %w", w.path, err)
@@ -125,15 +166,11 @@ func (w *Writer) recover() (*Repair, error) {
 			return nil, err
 		}
 	}
-	w.size = start + int64(nl) + 1
-	if nl < 0 {
+	w.size = end
+	if last == nil {
 		return rep, nil // empty timeline
 	}
-	lastLine := buf[:nl]
-	if i := bytes.LastIndexByte(lastLine, '\n'); i >= 0 {
-		lastLine = lastLine[i+1:]
-	}
-	rec, err := ParseRecord(lastLine)
+	rec, err := ParseRecord(last)
 	if err != nil {
 		return nil, fmt.Errorf("timeline %s: last record is invalid: %w; run ckfs verify", w.path, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -147,5 +148,31 @@ func TestScanStopsAtFirstBadLine(t *testing.T) {
 	err = Scan(strings.NewReader(lines[0]+"\n"+bad+"\n"), func(*Record) error { n++; return nil })
 	if le, ok := errors.AsType[*LineError](err); !ok || le.Line != 2 || n != 1 {
 		t.Fatalf("hostile path: %d records, %v", n, err)
+	}
+}
+
+// LastSeq reads the last complete record from the tail alone, ignoring a
+// torn line after it.
+func TestLastSeqReadsTheTail(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, TimelineFile)
+	if n, err := LastSeq(path); n != 0 || err != nil {
+		t.Fatalf("missing timeline: %d, %v", n, err)
+	}
+	w, _, err := OpenWriter(dir, WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := w.Append(&Record{Kind: KindOpen, Window: "w" + strconv.Itoa(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"v":1,"seq":4,"ti`)
+	f.Close()
+	if n, err := LastSeq(path); n != 3 || err != nil {
+		t.Fatalf("LastSeq = %d, %v; want 3", n, err)
 	}
 }

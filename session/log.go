@@ -156,3 +156,25 @@ func nearestClean(cut, n int64, clean func(int64) bool) (before, after int64) {
 	}
 	return before, after
 }
+
+// LastSeq reads the seq of the last complete event of session id's log
+// from its tail (0 if the log is empty or missing).
+func LastSeq(store, id string) (uint64, error) {
+	f, err := os.Open(Path(store, id))
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	last, _, err := lastLine(f)
+	if err != nil || len(last) == 0 {
+		return 0, err
+	}
+	e, err := ParseEvent(last)
+	if err != nil {
+		return 0, fmt.Errorf("session log %s: last line: %v (run ckfs verify)", Path(store, id), err)
+	}
+	return e.Seq, nil
+}

@@ -43,6 +43,9 @@ func TestAppendLoadAndTornTail(t *testing.T) {
 	if err != nil || tail == nil || !tail.Torn || len(evs) != 6 {
 		t.Fatalf("load with a torn tail: %d events, tail %v, err %v", len(evs), tail, err)
 	}
+	if n, err := LastSeq(store, "s1"); n != 6 || err != nil {
+		t.Errorf("LastSeq with a torn tail = %d, %v; want 6", n, err)
+	}
 	turn(t, store, "s1", "again", "toolu_3")
 	evs, tail, err = Load(Path(store, "s1"))
 	if err != nil || tail != nil || len(evs) != 9 || evs[6].Seq != 7 || evs[6].Text != "again" {

@@ -163,19 +163,66 @@ func (t *Transcript) checkCut(n int) error {
 // it already is that prompt (a hook may run before or after the agent
 // writes it).
 func (t *Transcript) PositionBefore(prompt string) int {
-	cut := len(t.Lines)
-	for i := len(t.Lines) - 1; i >= 0 && prompt != ""; i-- {
-		e := t.entries[i]
+	return positionBefore(len(t.Lines), prompt, func(i int) (entry, error) { return t.entries[i], nil })
+}
+
+// positionBefore walks back from the last of n lines: the prompt (and its
+// display mirrors) and the metadata written with it are cut; the first
+// other conversation entry ends the walk. entryAt parses line i.
+func positionBefore(n int, prompt string, entryAt func(i int) (entry, error)) int {
+	cut := n
+	for i := n - 1; i >= 0 && prompt != ""; i-- {
+		e, err := entryAt(i)
+		if err != nil {
+			break
+		}
 		if e.prompt == prompt {
-			cut = i // the prompt, and its mirrors
+			cut = i
 			continue
 		}
 		if e.conv {
-			break // the conversation before the prompt
+			break
 		}
-		// metadata written with the prompt (snapshots, titles)
 	}
 	return cut
+}
+
+// MarkPosition is what a mark records of the transcript at path when
+// prompt is submitted: the cut before the prompt (PositionBefore) and the
+// digest of the lines before it (PrefixHash). It parses only the lines at
+// the end that it needs, so a hook's cost does not grow with the session.
+func MarkPosition(path, agent, prompt string) (lines int, prefix string, err error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, "", err
+	}
+	var ends []int // offset just after each complete line
+	for off := 0; ; {
+		i := bytes.IndexByte(data[off:], '\n')
+		if i < 0 {
+			break
+		}
+		off += i + 1
+		ends = append(ends, off)
+	}
+	start := func(i int) int {
+		if i == 0 {
+			return 0
+		}
+		return ends[i-1]
+	}
+	var sid string
+	cut := positionBefore(len(ends), prompt, func(i int) (entry, error) {
+		line := data[start(i) : ends[i]-1]
+		switch agent {
+		case Claude:
+			return parseClaude(line, &sid)
+		case Codex:
+			return parseCodex(line, &sid)
+		}
+		return entry{}, fmt.Errorf("unknown agent %q", agent)
+	})
+	return cut, fmt.Sprintf("sha256:%x", sha256.Sum256(data[:start(cut)])), nil
 }
 
 // PrefixHash is a digest of the first n lines ("sha256:<hex>"): a mark

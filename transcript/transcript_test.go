@@ -212,6 +212,16 @@ func TestCodexFork(t *testing.T) {
 
 func TestClaudePositionBefore(t *testing.T) {
 	tr, _ := load(t, "claude-session.jsonl", Claude)
+	// MarkPosition (the hook's cheap path) agrees with the full parse.
+	for _, n := range []int{24, 27} {
+		h := head(t, tr, n)
+		for _, prompt := range []string{"Rename total to cart_total everywhere.", "not written yet"} {
+			lines, prefix, err := MarkPosition(h.Path, Claude, prompt)
+			if want := h.PositionBefore(prompt); err != nil || lines != want || prefix != h.PrefixHash(want) {
+				t.Errorf("MarkPosition(%d lines, %q) = %d, %s, %v; want %d, %s", n, prompt, lines, prefix, err, want, h.PrefixHash(want))
+			}
+		}
+	}
 	if got := head(t, tr, 24).PositionBefore("Rename total to cart_total everywhere."); got != 23 {
 		t.Errorf("with the prompt written: %d, want 23", got)
 	}

@@ -129,15 +129,16 @@ func writeHookMark(store, agent string, in *hookInput, mounted bool, now time.Ti
 	m := &session.Mark{Label: firstLine(in.Prompt, 80), Files: files}
 	if in.SessionID != "" {
 		c := &session.Coord{Session: in.SessionID, Agent: agent}
-		if evs, _, err := session.Load(session.Path(store, in.SessionID)); err == nil && len(evs) > 0 {
-			c.Seq = evs[len(evs)-1].Seq
+		if c.Seq, err = session.LastSeq(store, in.SessionID); err != nil {
+			return err
 		}
 		if in.TranscriptPath != "" {
-			t, err := transcript.Load(in.TranscriptPath, agent)
+			// Only the end of the transcript is parsed: a hook's cost
+			// must not grow with the session.
+			n, prefix, err := transcript.MarkPosition(in.TranscriptPath, agent, in.Prompt)
 			switch {
 			case err == nil:
-				n := t.PositionBefore(in.Prompt)
-				c.Transcript, c.Lines, c.Prefix = in.TranscriptPath, int64(n), t.PrefixHash(n)
+				c.Transcript, c.Lines, c.Prefix = in.TranscriptPath, int64(n), prefix
 			case errors.Is(err, fs.ErrNotExist):
 				c.Transcript = in.TranscriptPath // the first prompt: nothing said yet
 			default:
@@ -180,11 +181,7 @@ func compactJSON(b json.RawMessage) json.RawMessage {
 	return buf.Bytes()
 }
 
-// lastTimelineSeq reads the file timeline's last seq from disk.
+// lastTimelineSeq reads the file timeline's last seq from its tail.
 func lastTimelineSeq(store string) (uint64, error) {
-	recs, _, err := index.Load(filepath.Join(store, index.TimelineFile))
-	if err != nil || len(recs) == 0 {
-		return 0, err
-	}
-	return recs[len(recs)-1].Seq, nil
+	return index.LastSeq(filepath.Join(store, index.TimelineFile))
 }
