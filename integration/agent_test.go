@@ -355,7 +355,7 @@ func TestScriptedClaudeSession(t *testing.T) {
 	// and their results (written by hand here) is refused, naming the
 	// nearest clean boundaries, and nothing is written on either side.
 	m3 := marks[2]
-	m3.Conversation.Lines += 2 // inside turn 3's first batch
+	m3.Conversation.Lines += 2  // inside turn 3's first batch
 	m3.Conversation.Prefix = "" // as a mark written by hand
 	line, _ := json.Marshal(map[string]any{"v": 1, "mark": 5, "time": m3.Time, "files": m3.Files, "conversation": m3.Conversation})
 	f, _ := os.OpenFile(filepath.Join(w.store, session.MarksFile), os.O_APPEND|os.O_WRONLY, 0)

@@ -16,15 +16,13 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"log"
+	"github.com/ckfs-dev/ckfs/bench/internal/benchkit"
 	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -41,20 +39,17 @@ var (
 func main() {
 	flag.Parse()
 	if *ckfsBin == "" {
-		die("%v", "need -ckfs")
+		benchkit.Fatalf("need -ckfs")
 	}
-	work, err := os.MkdirTemp("", "ckfs-checkpoint-bench-")
-	check(err)
-	defer os.RemoveAll(work)
-	out, _ := exec.Command("uname", "-sr").Output()
+	work, cleanup := benchkit.TempDir("ckfs-checkpoint-bench-")
+	defer cleanup()
 	gitv, _ := exec.Command("git", "--version").Output()
-	fmt.Printf("Checkpoint cost — %s, %d CPUs, %s, %s, %s; median of %d checkpoints, seconds\n\n",
-		time.Now().Format("2006-01-02"), runtime.NumCPU(), strings.TrimSpace(string(out)), runtime.Version(), strings.TrimSpace(string(gitv)), *runs)
+	fmt.Printf("Checkpoint cost — %s, %s; median of %d checkpoints, seconds\n\n", benchkit.Machine(), strings.TrimSpace(string(gitv)), *runs)
 	fmt.Println("| files | ckfs, CLI (2 processes) | ckfs, control socket | shadow git (add -A + commit) | ghost commit (temp index) | shadow git / ckfs CLI | shadow git / ckfs socket | ghost / ckfs CLI |")
 	fmt.Println("|---|---|---|---|---|---|---|---|")
 	for _, s := range strings.Split(*sizesF, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
-		check(err)
+		benchkit.Check(err)
 		c, k, g, h := measure(filepath.Join(work, fmt.Sprint(n)), n)
 		fmt.Printf("| %d | %.4f | %.4f | %.4f | %.4f | %.1f× | %.1f× | %.1f× |\n", n, c.Seconds(), k.Seconds(), g.Seconds(), h.Seconds(),
 			g.Seconds()/c.Seconds(), g.Seconds()/k.Seconds(), h.Seconds()/c.Seconds())
@@ -72,7 +67,7 @@ func generate(root string, n int) {
 	for i := range n {
 		dir := filepath.Join(root, fmt.Sprintf("pkg%04d", i/100))
 		if i%100 == 0 {
-			check(os.MkdirAll(dir, 0o755))
+			benchkit.Check(os.MkdirAll(dir, 0o755))
 		}
 		var b strings.Builder
 		fmt.Fprintf(&b, "package pkg%04d\n\n", i/100)
@@ -80,7 +75,7 @@ func generate(root string, n int) {
 		for b.Len() < size {
 			fmt.Fprintf(&b, "\t%s %s(%s, %d) // %s\n", words[rng.IntN(len(words))], words[rng.IntN(len(words))], words[rng.IntN(len(words))], rng.IntN(1000), words[rng.IntN(len(words))])
 		}
-		check(os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%05d.go", i)), []byte(b.String()), 0o644))
+		benchkit.Check(os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%05d.go", i)), []byte(b.String()), 0o644))
 	}
 }
 
@@ -97,30 +92,30 @@ func measure(dir string, n int) (ckfsT, sockT, shadowT, ghostT time.Duration) {
 		"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
 	// Shadow git: a separate git dir over the work tree, first commit untimed.
 	shadowEnv := append(slices.Clip(genv), "GIT_DIR="+filepath.Join(dir, "shadow.git"), "GIT_WORK_TREE="+trees["shadow"])
-	run(shadowEnv, trees["shadow"], "git", "init", "-q")
-	run(shadowEnv, trees["shadow"], "git", "add", "-A")
-	run(shadowEnv, trees["shadow"], "git", "commit", "-q", "-m", "base")
+	benchkit.Run(shadowEnv, trees["shadow"], "git", "init", "-q")
+	benchkit.Run(shadowEnv, trees["shadow"], "git", "add", "-A")
+	benchkit.Run(shadowEnv, trees["shadow"], "git", "commit", "-q", "-m", "base")
 	// Ghost commits: the repository's own git, a temporary index per checkpoint.
-	run(genv, trees["ghost"], "git", "init", "-q")
-	run(genv, trees["ghost"], "git", "add", "-A")
-	run(genv, trees["ghost"], "git", "commit", "-q", "-m", "base")
+	benchkit.Run(genv, trees["ghost"], "git", "init", "-q")
+	benchkit.Run(genv, trees["ghost"], "git", "add", "-A")
+	benchkit.Run(genv, trees["ghost"], "git", "commit", "-q", "-m", "base")
 	// ckfs: mounted in place.
 	cenv := append(os.Environ(), "CKFS_HOME="+filepath.Join(dir, "home"), "CKFS_CONFIG="+filepath.Join(dir, "none.toml"))
-	run(cenv, "/", *ckfsBin, "mount", trees["ckfs"])
-	mounted = append(mounted, trees["ckfs"])
-	defer run(cenv, "/", *ckfsBin, "unmount", trees["ckfs"])
+	benchkit.Run(cenv, "/", *ckfsBin, "mount", trees["ckfs"])
+	benchkit.Unmounted(trees["ckfs"])
+	defer benchkit.Run(cenv, "/", *ckfsBin, "unmount", trees["ckfs"])
 
 	edit := func(root string, i int) {
 		p := filepath.Join(root, fmt.Sprintf("pkg%04d", (i*37%n)/100), fmt.Sprintf("f%05d.go", i*37%n))
 		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
-		check(err)
+		benchkit.Check(err)
 		fmt.Fprintf(f, "// edit %d\n", i)
-		check(f.Close())
+		benchkit.Check(f.Close())
 	}
 	var st struct {
 		Store string `json:"store"`
 	}
-	check(json.Unmarshal(run(cenv, trees["ckfs"], *ckfsBin, "status", "--json"), &st))
+	benchkit.Check(json.Unmarshal(benchkit.Run(cenv, trees["ckfs"], *ckfsBin, "status", "--json"), &st))
 	ctl := dialControl(st.Store)
 	defer ctl.close()
 	var cs, ks, ss, gs []time.Duration
@@ -136,16 +131,16 @@ func measure(dir string, n int) (ckfsT, sockT, shadowT, ghostT time.Duration) {
 
 		syscall.Sync()
 		start := time.Now()
-		run(cenv, trees["ckfs"], *ckfsBin, "window", "open", "--id", fmt.Sprintf("w%d", i), "--tool", "Edit")
+		benchkit.Run(cenv, trees["ckfs"], *ckfsBin, "window", "open", "--id", fmt.Sprintf("w%d", i), "--tool", "Edit")
 		edit(trees["ckfs"], i)
-		run(cenv, trees["ckfs"], *ckfsBin, "window", "close", "--id", fmt.Sprintf("w%d", i))
+		benchkit.Run(cenv, trees["ckfs"], *ckfsBin, "window", "close", "--id", fmt.Sprintf("w%d", i))
 		cs = append(cs, time.Since(start))
 
 		syscall.Sync()
 		start = time.Now()
 		edit(trees["shadow"], i)
-		run(shadowEnv, trees["shadow"], "git", "add", "-A")
-		run(shadowEnv, trees["shadow"], "git", "commit", "-q", "--no-verify", "-m", fmt.Sprint("checkpoint ", i))
+		benchkit.Run(shadowEnv, trees["shadow"], "git", "add", "-A")
+		benchkit.Run(shadowEnv, trees["shadow"], "git", "commit", "-q", "--no-verify", "-m", fmt.Sprint("checkpoint ", i))
 		ss = append(ss, time.Since(start))
 
 		syscall.Sync()
@@ -154,13 +149,13 @@ func measure(dir string, n int) (ckfsT, sockT, shadowT, ghostT time.Duration) {
 		idx := filepath.Join(dir, "ghost.index")
 		copyFile(filepath.Join(trees["ghost"], ".git", "index"), idx)
 		ienv := append(slices.Clip(genv), "GIT_INDEX_FILE="+idx)
-		run(ienv, trees["ghost"], "git", "add", "-A")
-		tree := strings.TrimSpace(string(run(ienv, trees["ghost"], "git", "write-tree")))
-		run(genv, trees["ghost"], "git", "commit-tree", tree, "-p", "HEAD", "-m", fmt.Sprint("ghost ", i))
+		benchkit.Run(ienv, trees["ghost"], "git", "add", "-A")
+		tree := strings.TrimSpace(string(benchkit.Run(ienv, trees["ghost"], "git", "write-tree")))
+		benchkit.Run(genv, trees["ghost"], "git", "commit-tree", tree, "-p", "HEAD", "-m", fmt.Sprint("ghost ", i))
 		os.Remove(idx)
 		gs = append(gs, time.Since(start))
 	}
-	return median(cs), median(ks), median(ss), median(gs)
+	return benchkit.Median(cs), benchkit.Median(ks), benchkit.Median(ss), benchkit.Median(gs)
 }
 
 // control is a connection to a daemon's control socket.
@@ -171,7 +166,7 @@ type control struct {
 
 func dialControl(store string) *control {
 	conn, err := net.Dial("unix", filepath.Join(store, "control.sock"))
-	check(err)
+	benchkit.Check(err)
 	return &control{conn: conn, rd: bufio.NewReader(conn)}
 }
 
@@ -179,9 +174,9 @@ func (c *control) req(v map[string]string) {
 	b, _ := json.Marshal(v)
 	c.conn.Write(append(b, '\n'))
 	line, err := c.rd.ReadString('\n')
-	check(err)
+	benchkit.Check(err)
 	if !strings.Contains(line, `"ok":true`) {
-		die("control: %s", line)
+		benchkit.Fatalf("control: %s", line)
 	}
 }
 
@@ -193,16 +188,16 @@ func rssAfterWindows(dir string, n int) {
 	repo := filepath.Join(dir, "repo")
 	generate(repo, 1000)
 	env := append(os.Environ(), "CKFS_HOME="+filepath.Join(dir, "home"), "CKFS_CONFIG="+filepath.Join(dir, "none.toml"))
-	run(env, "/", *ckfsBin, "mount", repo)
-	mounted = append(mounted, repo)
-	defer run(env, "/", *ckfsBin, "unmount", repo)
+	benchkit.Run(env, "/", *ckfsBin, "mount", repo)
+	benchkit.Unmounted(repo)
+	defer benchkit.Run(env, "/", *ckfsBin, "unmount", repo)
 	var st struct {
 		Store  string `json:"store"`
 		Daemon struct {
 			PID int `json:"pid"`
 		} `json:"daemon"`
 	}
-	check(json.Unmarshal(run(env, repo, *ckfsBin, "status", "--json"), &st))
+	benchkit.Check(json.Unmarshal(benchkit.Run(env, repo, *ckfsBin, "status", "--json"), &st))
 	ctl := dialControl(st.Store)
 	req := ctl.req
 	start := time.Now()
@@ -211,7 +206,7 @@ func rssAfterWindows(dir string, n int) {
 		req(map[string]string{"op": "open", "id": id, "tool": "Edit"})
 		p := filepath.Join(repo, fmt.Sprintf("pkg%04d", (i%1000)/100), fmt.Sprintf("f%05d.go", i%1000))
 		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
-		check(err)
+		benchkit.Check(err)
 		fmt.Fprintf(f, "// %d\n", i)
 		f.Close()
 		req(map[string]string{"op": "close", "id": id})
@@ -219,7 +214,7 @@ func rssAfterWindows(dir string, n int) {
 	ctl.close()
 	el := time.Since(start)
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", st.Daemon.PID))
-	check(err)
+	benchkit.Check(err)
 	hwm := ""
 	for _, l := range strings.Split(string(status), "\n") {
 		if strings.HasPrefix(l, "VmHWM:") {
@@ -231,44 +226,6 @@ func rssAfterWindows(dir string, n int) {
 
 func copyFile(from, to string) {
 	b, err := os.ReadFile(from)
-	check(err)
-	check(os.WriteFile(to, b, 0o644))
-}
-
-func median(ts []time.Duration) time.Duration {
-	sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
-	return ts[len(ts)/2]
-}
-
-func run(env []string, dir, name string, args ...string) []byte {
-	c := exec.Command(name, args...)
-	c.Env, c.Dir = env, dir
-	out, err := c.Output()
-	if err != nil {
-		msg := ""
-		if ee, ok := err.(*exec.ExitError); ok {
-			msg = string(ee.Stderr)
-		}
-		die("%s %s: %v\n%s%s", name, strings.Join(args, " "), err, out, msg)
-	}
-	return out
-}
-
-func check(err error) {
-	if err != nil {
-		die("%v", err)
-	}
-}
-
-// mounted lists the mounts this benchmark made, so a failure never leaves
-// one behind (log.Fatal would skip the deferred unmounts).
-var mounted []string
-
-// die unmounts what the benchmark mounted (its daemons stop when their
-// mounts go away) and exits.
-func die(format string, a ...any) {
-	for _, m := range mounted {
-		exec.Command("umount", "-l", m).Run()
-	}
-	log.Fatalf(format, a...)
+	benchkit.Check(err)
+	benchkit.Check(os.WriteFile(to, b, 0o644))
 }

@@ -12,14 +12,13 @@ import (
 	"bufio"
 	"flag"
 	"fmt"
+	"github.com/ckfs-dev/ckfs/bench/internal/benchkit"
 	"io"
 	"io/fs"
-	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 	"time"
 )
@@ -49,10 +48,10 @@ type workload struct {
 func main() {
 	flag.Parse()
 	if *ckfsBin == "" || *loopbackBin == "" {
-		fatal("need -ckfs and -loopback")
+		benchkit.Fatalf("%v", "need -ckfs and -loopback")
 	}
 	work, err := os.MkdirTemp("", "ckfs-bench-")
-	check(err)
+	benchkit.Check(err)
 	defer os.RemoveAll(work)
 	tarball := filepath.Join(work, "src.tar")
 	sh("tar cf " + tarball + " -C " + runtime.GOROOT() + " src")
@@ -66,7 +65,7 @@ func main() {
 	}
 	modSrc := filepath.Join(work, "module")
 	here, _ := filepath.Abs(".")
-	check(os.Mkdir(modSrc, 0o755))
+	benchkit.Check(os.Mkdir(modSrc, 0o755))
 	sh(fmt.Sprintf("cd %s && git ls-files -z | xargs -0 cp --parents -t %s", here, modSrc))
 	workloads := []workload{
 		{fmt.Sprintf("untar Go src (%d files)", files), nil, func(d string) { sh("tar xf " + tarball + " -C " + d) }},
@@ -114,13 +113,11 @@ func main() {
 				stop()
 				ts = append(ts, d)
 			}
-			res[wi][ci] = median(ts)
+			res[wi][ci] = benchkit.Median(ts)
 			fmt.Fprintf(os.Stderr, "%-20s %-32s %v\n", c.name, w.name, res[wi][ci])
 		}
 	}
-	uname := strings.TrimSpace(sh("uname -sr"))
-	fmt.Printf("ckfs passthrough benchmark — %s, %d CPUs, %s, %s; median of %d runs, seconds (ratio to native)\n\n",
-		time.Now().Format("2006-01-02"), runtime.NumCPU(), uname, runtime.Version(), *runs)
+	fmt.Printf("ckfs passthrough benchmark — %s; median of %d runs, seconds (ratio to native)\n\n", benchkit.Machine(), *runs)
 	fmt.Print("| workload |")
 	for _, c := range configs {
 		fmt.Printf(" %s |", c.name)
@@ -143,17 +140,12 @@ func main() {
 	}
 }
 
-func median(ts []time.Duration) time.Duration {
-	sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
-	return ts[len(ts)/2]
-}
-
 var seq int
 
 func freshDir(work, kind string) string {
 	seq++
 	d := filepath.Join(work, fmt.Sprintf("%s-%d", kind, seq))
-	check(os.Mkdir(d, 0o755))
+	benchkit.Check(os.Mkdir(d, 0o755))
 	return d
 }
 
@@ -166,12 +158,12 @@ func loopbackDir(work string) (string, func()) {
 	back, mnt := freshDir(work, "lb-back"), freshDir(work, "lb-mnt")
 	c := exec.Command(*loopbackBin, back, mnt)
 	out, err := c.StdoutPipe()
-	check(err)
-	check(c.Start())
-	cleanups = append(cleanups, func() { c.Process.Kill(); exec.Command("umount", "-l", mnt).Run() })
+	benchkit.Check(err)
+	benchkit.Check(c.Start())
+	benchkit.OnFail(func() { c.Process.Kill(); exec.Command("umount", "-l", mnt).Run() })
 	line, _ := bufio.NewReader(out).ReadString('\n')
 	if strings.TrimSpace(line) != "ready" {
-		fatalf("loopback did not start: %q", line)
+		benchkit.Fatalf("loopback did not start: %q", line)
 	}
 	return mnt, func() {
 		c.Process.Signal(os.Interrupt)
@@ -188,7 +180,7 @@ func ckfsEnv(work string) []string {
 func ckfsDir(work string) (string, func()) {
 	d := freshDir(work, "ckfs")
 	ckfs(work, "/", "mount", d)
-	cleanups = append(cleanups, func() {
+	benchkit.OnFail(func() {
 		c := exec.Command(*ckfsBin, "unmount", d)
 		c.Env = ckfsEnv(work)
 		c.Run()
@@ -206,7 +198,7 @@ func ckfs(work, dir string, args ...string) string {
 	c.Env = ckfsEnv(work)
 	out, err := c.CombinedOutput()
 	if err != nil {
-		fatalf("ckfs %v: %v\n%s", args, err, out)
+		benchkit.Fatalf("ckfs %v: %v\n%s", args, err, out)
 	}
 	return string(out)
 }
@@ -222,32 +214,32 @@ func inWindow(dir string, run func()) {
 
 func smallFiles(dir string, n int) {
 	d := filepath.Join(dir, "small")
-	check(os.MkdirAll(d, 0o755))
+	benchkit.Check(os.MkdirAll(d, 0o755))
 	body := []byte("package small // a small file\n")
 	for i := range n {
-		check(os.WriteFile(filepath.Join(d, fmt.Sprintf("f%05d.go", i)), body, 0o644))
+		benchkit.Check(os.WriteFile(filepath.Join(d, fmt.Sprintf("f%05d.go", i)), body, 0o644))
 	}
 }
 
 func writeBig(dir string, mib int) {
 	f, err := os.Create(filepath.Join(dir, "big"))
-	check(err)
+	benchkit.Check(err)
 	buf := make([]byte, 1<<20)
 	for i := range buf {
 		buf[i] = byte(i * 7)
 	}
 	for range mib {
 		_, err := f.Write(buf)
-		check(err)
+		benchkit.Check(err)
 	}
-	check(f.Close())
+	benchkit.Check(f.Close())
 }
 
 func readBig(dir string) {
 	f, err := os.Open(filepath.Join(dir, "big"))
-	check(err)
+	benchkit.Check(err)
 	_, err = io.Copy(io.Discard, f)
-	check(err)
+	benchkit.Check(err)
 	f.Close()
 }
 
@@ -258,9 +250,9 @@ func memoryRow(work string, n int) string {
 	for i := range n {
 		sub := filepath.Join(d, fmt.Sprintf("d%03d", i/1000))
 		if i%1000 == 0 {
-			check(os.Mkdir(sub, 0o755))
+			benchkit.Check(os.Mkdir(sub, 0o755))
 		}
-		check(os.WriteFile(filepath.Join(sub, fmt.Sprintf("f%04d", i%1000)), nil, 0o644))
+		benchkit.Check(os.WriteFile(filepath.Join(sub, fmt.Sprintf("f%04d", i%1000)), nil, 0o644))
 	}
 	ckfs(work, "/", "mount", d)
 	defer ckfs(work, "/", "unmount", d)
@@ -292,7 +284,7 @@ func memoryRow(work string, n int) string {
 func sh(cmd string) string {
 	out, err := exec.Command("sh", "-c", cmd).CombinedOutput()
 	if err != nil {
-		fatalf("%s: %v\n%s", cmd, err, out)
+		benchkit.Fatalf("%s: %v\n%s", cmd, err, out)
 	}
 	return string(out)
 }
@@ -301,21 +293,3 @@ func sh(cmd string) string {
 func shOK(cmd string) {
 	exec.Command("sh", "-c", cmd).Run()
 }
-
-func check(err error) {
-	if err != nil {
-		fatal(err)
-	}
-}
-
-// cleanups undo what is mounted, so a failed run leaves nothing behind.
-var cleanups []func()
-
-func fatal(v ...any) {
-	for i := len(cleanups) - 1; i >= 0; i-- {
-		cleanups[i]()
-	}
-	log.Fatal(v...)
-}
-
-func fatalf(format string, a ...any) { fatal(fmt.Sprintf(format, a...)) }

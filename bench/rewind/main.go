@@ -9,12 +9,10 @@ package main
 import (
 	"flag"
 	"fmt"
-	"log"
+	"github.com/ckfs-dev/ckfs/bench/internal/benchkit"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
-	"sort"
 	"strings"
 	"time"
 
@@ -33,10 +31,10 @@ var (
 func main() {
 	flag.Parse()
 	if *ckfsBin == "" {
-		log.Fatal("need -ckfs")
+		benchkit.Fatalf("need -ckfs")
 	}
 	work, err := os.MkdirTemp("", "ckfs-rewind-bench-")
-	check(err)
+	benchkit.Check(err)
 	defer os.RemoveAll(work)
 	var mounted, unmounted, preview []time.Duration
 	for i := range *runs {
@@ -44,29 +42,28 @@ func main() {
 		mounted, unmounted = append(mounted, m), append(unmounted, u)
 		preview = append(preview, previewLarge(filepath.Join(work, fmt.Sprintf("preview-%d", i))))
 	}
-	out, _ := exec.Command("uname", "-sr").Output()
-	fmt.Printf("ckfs rewind benchmark — %s, %d CPUs, %s, %s; median of %d runs, wall time of the ckfs command\n\n",
-		time.Now().Format("2006-01-02"), runtime.NumCPU(), strings.TrimSpace(string(out)), runtime.Version(), *runs)
+	fmt.Printf("ckfs rewind benchmark — %s; median of %d runs, wall time of the ckfs command\n\n", benchkit.Machine(), *runs)
 	fmt.Println("| operation | seconds |")
 	fmt.Println("|---|---|")
-	fmt.Printf("| rewind of %d changed files, mounted | %.3f |\n", *nFiles, median(mounted).Seconds())
-	fmt.Printf("| rewind of %d changed files, unmounted | %.3f |\n", *nFiles, median(unmounted).Seconds())
-	fmt.Printf("| preview over a %d-record timeline | %.3f |\n", *nRecs, median(preview).Seconds())
+	fmt.Printf("| rewind of %d changed files, mounted | %.3f |\n", *nFiles, benchkit.Median(mounted).Seconds())
+	fmt.Printf("| rewind of %d changed files, unmounted | %.3f |\n", *nFiles, benchkit.Median(unmounted).Seconds())
+	fmt.Printf("| preview over a %d-record timeline | %.3f |\n", *nRecs, benchkit.Median(preview).Seconds())
 }
 
 // rewindFiles changes every file of a workspace in one window, rewinds it
 // mounted, then undoes that rewind unmounted; both restore nFiles files.
 func rewindFiles(dir string) (mounted, unmounted time.Duration) {
 	repo := filepath.Join(dir, "repo")
-	check(os.MkdirAll(repo, 0o755))
+	benchkit.Check(os.MkdirAll(repo, 0o755))
 	body := strings.Repeat("func f() int { return 42 } // some source text\n", 40)
 	for i := range *nFiles {
 		d := filepath.Join(repo, fmt.Sprintf("pkg%02d", i%50))
-		check(os.MkdirAll(d, 0o755))
-		check(os.WriteFile(filepath.Join(d, fmt.Sprintf("f%04d.go", i)), []byte(body), 0o644))
+		benchkit.Check(os.MkdirAll(d, 0o755))
+		benchkit.Check(os.WriteFile(filepath.Join(d, fmt.Sprintf("f%04d.go", i)), []byte(body), 0o644))
 	}
 	env := append(os.Environ(), "CKFS_HOME="+filepath.Join(dir, "home"))
 	ckfs(env, "/", "mount", repo)
+	benchkit.Unmounted(repo)
 	ckfs(env, repo, "run", "--", "sh", "-c", `for f in pkg*/*.go; do echo "// edited" >> "$f"; done`)
 	start := time.Now()
 	ckfs(env, repo, "rewind", "--files", "--last", "1")
@@ -83,7 +80,7 @@ func rewindFiles(dir string) (mounted, unmounted time.Duration) {
 // rewind to its middle.
 func previewLarge(dir string) time.Duration {
 	repo, home := filepath.Join(dir, "repo"), filepath.Join(dir, "home")
-	check(os.MkdirAll(repo, 0o755))
+	benchkit.Check(os.MkdirAll(repo, 0o755))
 	env := append(os.Environ(), "CKFS_HOME="+home)
 	// Create the store the normal way, then append records directly.
 	ckfs(env, "/", "mount", repo)
@@ -91,15 +88,15 @@ func previewLarge(dir string) time.Duration {
 	stores, _ := filepath.Glob(filepath.Join(home, "repo-*"))
 	store := stores[0]
 	s, err := cas.Open(store, nil)
-	check(err)
+	benchkit.Check(err)
 	w, _, err := index.OpenWriter(store, index.WriterOptions{NoSync: true})
-	check(err)
+	benchkit.Check(err)
 	const paths = 500
 	versions := map[string]int{}
 	state := func(p string, v int) *index.State {
 		b := []byte(fmt.Sprintf("%s version %d\n", p, v))
 		h, _, err := s.PutDeferred(b)
-		check(err)
+		benchkit.Check(err)
 		return &index.State{Hash: index.Hash(h.String()), Size: int64(len(b)), Mode: 0o644, Type: index.TypeFile}
 	}
 	n := 0
@@ -114,14 +111,14 @@ func previewLarge(dir string) time.Duration {
 			versions[p] = v + 1
 		}
 		recs = append(recs, &index.Record{Kind: index.KindClose, Window: id})
-		check(w.Append(recs...))
+		benchkit.Check(w.Append(recs...))
 		n += len(recs)
 	}
-	check(w.Close())
-	check(s.Sync())
-	check(os.MkdirAll(filepath.Join(repo, "src"), 0o755))
+	benchkit.Check(w.Close())
+	benchkit.Check(s.Sync())
+	benchkit.Check(os.MkdirAll(filepath.Join(repo, "src"), 0o755))
 	for p, v := range versions {
-		check(os.WriteFile(filepath.Join(repo, p), []byte(fmt.Sprintf("%s version %d\n", p, v)), 0o644))
+		benchkit.Check(os.WriteFile(filepath.Join(repo, p), []byte(fmt.Sprintf("%s version %d\n", p, v)), 0o644))
 	}
 	if *profile != "" {
 		env = append(env, "CKFS_CPUPROFILE="+*profile)
@@ -136,18 +133,7 @@ func ckfs(env []string, dir string, args ...string) string {
 	c.Dir, c.Env = dir, env
 	out, err := c.CombinedOutput()
 	if err != nil {
-		log.Fatalf("ckfs %v: %v\n%s", args, err, out)
+		benchkit.Fatalf("ckfs %v: %v\n%s", args, err, out)
 	}
 	return string(out)
-}
-
-func median(ts []time.Duration) time.Duration {
-	sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
-	return ts[len(ts)/2]
-}
-
-func check(err error) {
-	if err != nil {
-		log.Fatal(err)
-	}
 }

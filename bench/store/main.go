@@ -18,8 +18,8 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/ckfs-dev/ckfs/bench/internal/benchkit"
 	"io/fs"
-	"log"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -43,14 +43,11 @@ var (
 func main() {
 	flag.Parse()
 	if *ckfsBin == "" {
-		die("%v", "need -ckfs")
+		benchkit.Fatalf("need -ckfs")
 	}
-	work, err := os.MkdirTemp("", "ckfs-store-bench-")
-	check(err)
-	defer os.RemoveAll(work)
-	out, _ := exec.Command("uname", "-sr").Output()
-	fmt.Printf("ckfs store benchmark — %s, %d CPUs, %s, %s\n\n",
-		time.Now().Format("2006-01-02"), runtime.NumCPU(), strings.TrimSpace(string(out)), runtime.Version())
+	work, cleanup := benchkit.TempDir("ckfs-store-bench-")
+	defer cleanup()
+	fmt.Printf("ckfs store benchmark — %s\n\n", benchkit.Machine())
 	session(filepath.Join(work, "session"))
 	fmt.Println()
 	verify(filepath.Join(work, "verify"))
@@ -59,47 +56,47 @@ func main() {
 // session plays the edits and prints the size table.
 func session(dir string) {
 	repo := filepath.Join(dir, "repo")
-	check(os.MkdirAll(repo, 0o755))
+	benchkit.Check(os.MkdirAll(repo, 0o755))
 	files := pickSources(*nFiles)
 	var paths []string
 	var baseBytes int64
 	for i, src := range files {
 		b, err := os.ReadFile(src)
-		check(err)
+		benchkit.Check(err)
 		rel := fmt.Sprintf("pkg%02d/%s", i, filepath.Base(src))
-		check(os.MkdirAll(filepath.Join(repo, filepath.Dir(rel)), 0o755))
-		check(os.WriteFile(filepath.Join(repo, rel), b, 0o644))
+		benchkit.Check(os.MkdirAll(filepath.Join(repo, filepath.Dir(rel)), 0o755))
+		benchkit.Check(os.WriteFile(filepath.Join(repo, rel), b, 0o644))
 		paths = append(paths, rel)
 		baseBytes += int64(len(b))
 	}
 	cfg := filepath.Join(dir, "config.toml")
-	check(os.WriteFile(cfg, []byte("[retention]\nauto_gc = false\n"), 0o644))
+	benchkit.Check(os.WriteFile(cfg, []byte("[retention]\nauto_gc = false\n"), 0o644))
 	env := append(os.Environ(), "CKFS_HOME="+filepath.Join(dir, "home"), "CKFS_CONFIG="+cfg)
 	shadow := filepath.Join(dir, "shadow.git")
 	genv := append(os.Environ(), "GIT_DIR="+shadow, "GIT_WORK_TREE="+repo, "GIT_AUTHOR_NAME=b", "GIT_AUTHOR_EMAIL=b@b",
 		"GIT_COMMITTER_NAME=b", "GIT_COMMITTER_EMAIL=b@b", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
-	run(genv, repo, "git", "init", "-q")
-	run(genv, repo, "git", "add", "-A")
-	run(genv, repo, "git", "commit", "-q", "-m", "base")
-	shadowBase := dirBytes(shadow)
+	benchkit.Run(genv, repo, "git", "init", "-q")
+	benchkit.Run(genv, repo, "git", "add", "-A")
+	benchkit.Run(genv, repo, "git", "commit", "-q", "-m", "base")
+	shadowBase := benchkit.DirBytes(shadow)
 
-	run(env, "/", *ckfsBin, "mount", repo)
-	mounted = append(mounted, repo)
+	benchkit.Run(env, "/", *ckfsBin, "mount", repo)
+	benchkit.Unmounted(repo)
 	rng := rand.New(rand.NewPCG(7, 11))
 	for i := range *nEdits {
 		rel := paths[rng.IntN(len(paths))]
 		id := fmt.Sprintf("e%04d", i)
-		run(env, repo, *ckfsBin, "window", "open", "--id", id, "--tool", "Edit")
+		benchkit.Run(env, repo, *ckfsBin, "window", "open", "--id", id, "--tool", "Edit")
 		p := filepath.Join(repo, rel)
 		b, err := os.ReadFile(p)
-		check(err)
-		check(os.WriteFile(p, edit(b, rng, i), 0o644))
-		run(env, repo, *ckfsBin, "window", "close", "--id", id)
-		run(genv, repo, "git", "add", "-A")
-		run(genv, repo, "git", "commit", "-q", "-m", id)
+		benchkit.Check(err)
+		benchkit.Check(os.WriteFile(p, edit(b, rng, i), 0o644))
+		benchkit.Run(env, repo, *ckfsBin, "window", "close", "--id", id)
+		benchkit.Run(genv, repo, "git", "add", "-A")
+		benchkit.Run(genv, repo, "git", "commit", "-q", "-m", id)
 	}
-	duOut := run(env, repo, *ckfsBin, "du", "--json")
-	run(env, "/", *ckfsBin, "unmount", repo)
+	duOut := benchkit.Run(env, repo, *ckfsBin, "du", "--json")
+	benchkit.Run(env, "/", *ckfsBin, "unmount", repo)
 	var du struct {
 		Store    string `json:"store"`
 		Stored   int64  `json:"stored_bytes"`
@@ -107,9 +104,9 @@ func session(dir string) {
 		Objects  int    `json:"objects"`
 		FullCopy int64  `json:"full_copy_bytes"`
 	}
-	check(json.Unmarshal(duOut, &du))
+	benchkit.Check(json.Unmarshal(duOut, &du))
 	recs, _, err := index.Load(filepath.Join(du.Store, index.TimelineFile))
-	check(err)
+	benchkit.Check(err)
 	var backups int64 // one full copy of the file before every edit
 	for _, r := range recs {
 		if r.Kind == index.KindBefore && r.State != nil {
@@ -117,7 +114,7 @@ func session(dir string) {
 		}
 	}
 	ckfsBytes := du.Stored + du.Timeline
-	shadowBytes := dirBytes(shadow) - shadowBase
+	shadowBytes := benchkit.DirBytes(shadow) - shadowBase
 	fmt.Printf("Store size after %d edits of %d Go source files (%.1f KB average, from the Go distribution), one window per edit\n\n",
 		*nEdits, len(paths), float64(baseBytes)/float64(len(paths))/1000)
 	fmt.Println("| store | bytes | vs full copies |")
@@ -158,7 +155,7 @@ func pickSources(n int) []string {
 	})
 	sort.Strings(out)
 	if len(out) < n {
-		die("only %d source files of 8-12 KB in %s", len(out), root)
+		benchkit.Fatalf("only %d source files of 8-12 KB in %s", len(out), root)
 	}
 	step := len(out) / n
 	var pick []string
@@ -173,11 +170,11 @@ func pickSources(n int) []string {
 func verify(dir string) {
 	repo := filepath.Join(dir, "repo")
 	store := filepath.Join(dir, "store")
-	check(os.MkdirAll(repo, 0o755))
+	benchkit.Check(os.MkdirAll(repo, 0o755))
 	s, err := cas.Open(store, nil)
-	check(err)
+	benchkit.Check(err)
 	meta := fmt.Sprintf(`{"version":1,"root":%q,"created":"2026-01-01T00:00:00Z"}`, repo)
-	check(os.WriteFile(filepath.Join(store, "store.json"), []byte(meta+"\n"), 0o600))
+	benchkit.Check(os.WriteFile(filepath.Join(store, "store.json"), []byte(meta+"\n"), 0o600))
 	rng := rand.New(rand.NewPCG(1, 2))
 	var total int64
 	n := 0
@@ -191,13 +188,13 @@ func verify(dir string) {
 			}
 		}
 		_, _, err := s.PutDeferred(b)
-		check(err)
+		benchkit.Check(err)
 		total += int64(size)
 		n++
 	}
-	check(s.Sync())
+	benchkit.Check(s.Sync())
 	env := append(os.Environ(), "CKFS_HOME="+filepath.Join(dir, "home"))
-	stored := dirBytes(filepath.Join(store, "objects"))
+	stored := benchkit.DirBytes(filepath.Join(store, "objects"))
 	timeIt := func(cold bool) float64 {
 		if cold {
 			exec.Command("sync").Run()
@@ -206,7 +203,7 @@ func verify(dir string) {
 			}
 		}
 		start := time.Now()
-		run(env, repo, *ckfsBin, "verify", "--store", store)
+		benchkit.Run(env, repo, *ckfsBin, "verify", "--store", store)
 		return float64(stored) / 1e6 / time.Since(start).Seconds()
 	}
 	coldRate, warmRate := timeIt(true), timeIt(false)
@@ -221,48 +218,4 @@ func verify(dir string) {
 	fmt.Printf("| warm | %.0f |\n", warmRate)
 }
 
-func run(env []string, dir, name string, args ...string) []byte {
-	c := exec.Command(name, args...)
-	c.Env, c.Dir = env, dir
-	var stderr bytes.Buffer
-	c.Stderr = &stderr
-	out, err := c.Output()
-	if err != nil {
-		die("%s %s: %v\n%s%s", name, strings.Join(args, " "), err, out, stderr.Bytes())
-	}
-	return out
-}
-
-func dirBytes(dir string) int64 {
-	var n int64
-	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			if i, err := d.Info(); err == nil {
-				n += i.Size()
-			}
-		}
-		return nil
-	})
-	return n
-}
-
 func ratio(a, b int64) float64 { return float64(a) / float64(b) }
-
-func check(err error) {
-	if err != nil {
-		die("%v", err)
-	}
-}
-
-// mounted lists the mounts this benchmark made, so a failure never leaves
-// one behind (log.Fatal would skip the deferred unmounts).
-var mounted []string
-
-// die unmounts what the benchmark mounted (its daemons stop when their
-// mounts go away) and exits.
-func die(format string, a ...any) {
-	for _, m := range mounted {
-		exec.Command("umount", "-l", m).Run()
-	}
-	log.Fatalf(format, a...)
-}

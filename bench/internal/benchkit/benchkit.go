@@ -1,0 +1,95 @@
+// Package benchkit holds what ckfs's benchmark programs share: running a
+// command, failing without leaving a mount behind, medians, directory
+// sizes, and the machine line of every table's header.
+package benchkit
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+)
+
+// cleanups undo what a benchmark mounted or started, newest first, when it
+// fails: log.Fatal alone would skip every deferred unmount.
+var cleanups []func()
+
+// OnFail registers f to run if the benchmark fails.
+func OnFail(f func()) { cleanups = append(cleanups, f) }
+
+// Unmounted registers a mount point to detach if the benchmark fails (a
+// ckfs daemon stops when its mount goes away).
+func Unmounted(mountpoint string) {
+	OnFail(func() { exec.Command("umount", "-l", mountpoint).Run() })
+}
+
+// Fatalf runs the cleanups and exits with the message.
+func Fatalf(format string, a ...any) {
+	for i := len(cleanups) - 1; i >= 0; i-- {
+		cleanups[i]()
+	}
+	log.Fatalf(format, a...)
+}
+
+// Check fails the benchmark on err.
+func Check(err error) {
+	if err != nil {
+		Fatalf("%v", err)
+	}
+}
+
+// Run runs name with args in dir with env and returns its stdout; it fails
+// the benchmark, with the command's stderr, if the command fails.
+func Run(env []string, dir, name string, args ...string) []byte {
+	c := exec.Command(name, args...)
+	c.Env, c.Dir = env, dir
+	var stderr bytes.Buffer
+	c.Stderr = &stderr
+	out, err := c.Output()
+	if err != nil {
+		Fatalf("%s %s: %v\n%s%s", name, strings.Join(args, " "), err, out, stderr.Bytes())
+	}
+	return out
+}
+
+// Median returns the median of ts (and sorts ts).
+func Median(ts []time.Duration) time.Duration {
+	sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
+	return ts[len(ts)/2]
+}
+
+// DirBytes sums the sizes of the files under dir.
+func DirBytes(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if i, err := d.Info(); err == nil {
+				n += i.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// Machine describes the run for a table's header: date, CPUs, kernel, Go.
+func Machine() string {
+	out, _ := exec.Command("uname", "-sr").Output()
+	return fmt.Sprintf("%s, %d CPUs, %s, %s", time.Now().Format("2006-01-02"), runtime.NumCPU(), strings.TrimSpace(string(out)), runtime.Version())
+}
+
+// TempDir makes the benchmark's scratch directory, removed at the end or
+// on failure.
+func TempDir(pattern string) (string, func()) {
+	d, err := os.MkdirTemp("", pattern)
+	Check(err)
+	OnFail(func() { os.RemoveAll(d) })
+	return d, func() { os.RemoveAll(d) }
+}
