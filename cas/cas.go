@@ -96,7 +96,9 @@ type Info struct {
 // valid object.
 type Store interface {
 	// Put stores data and returns its address; isNew is false when an object
-	// with that address already existed.
+	// with that address already existed and verified. An existing object
+	// that does not verify is replaced by data: a dedup hit never trusts
+	// damaged bytes.
 	Put(data []byte) (h Hash, isNew bool, err error)
 	// PutReader stores everything read from r without holding it in memory.
 	PutReader(r io.Reader) (h Hash, isNew bool, err error)
@@ -110,6 +112,9 @@ type Store interface {
 	// Has reports whether an object with address h exists (without
 	// verifying it).
 	Has(h Hash) (bool, error)
+	// Verify reads the whole object h and checks its size and hash. It
+	// returns nil, or an error wrapping ErrCorrupt or ErrNotFound.
+	Verify(h Hash) error
 	// Stat returns the sizes of the object h, read from its header.
 	Stat(h Hash) (Info, error)
 	// Walk calls fn for every object in the store, in no particular order.

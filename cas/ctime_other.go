@@ -17,3 +17,9 @@ func inodeChange(p string) (time.Time, error) {
 	}
 	return st.ModTime(), nil
 }
+
+// stampOf identifies the version of an object file by size and
+// modification time where the inode change time is not portable.
+func stampOf(fi os.FileInfo) stamp {
+	return stamp{size: uint64(fi.Size()), change: fi.ModTime().UnixNano()}
+}

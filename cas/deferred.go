@@ -35,7 +35,7 @@ const syncEachMax = 32
 func (l *Local) PutDeferred(data []byte) (Hash, bool, error) {
 	h := Sum(data)
 	l.touch(h)
-	if ok, err := l.Has(h); err != nil || ok {
+	if ok, _, err := l.existing(h); err != nil || ok {
 		return h, false, err
 	}
 	codec, body := l.encode(data)
@@ -56,16 +56,11 @@ func (l *Local) PutDeferred(data []byte) (Hash, bool, error) {
 	if werr != nil {
 		return h, false, fmt.Errorf("store object %s: %w", h, werr)
 	}
-	final := l.Path(h)
-	if err := l.mkdirDurable(dirOf(final)); err != nil {
+	isNew, err := l.publish(tmp, h, false)
+	if err != nil || !isNew {
 		return h, false, err
 	}
-	if err := os.Link(tmp, final); err != nil {
-		if os.IsExist(err) {
-			return h, false, nil
-		}
-		return h, false, fmt.Errorf("store object %s: %w", h, err)
-	}
+	final := l.Path(h)
 	l.pending.mu.Lock()
 	l.pending.n++
 	if l.pending.n <= syncEachMax {

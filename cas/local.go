@@ -51,6 +51,7 @@ type Local struct {
 	tmpPrefix string        // random, so two processes never pick one name
 	tmpSeq    atomic.Uint64 // temp file counter
 	shards    sync.Map      // shard directories known to exist durably
+	trusted   trustCache    // object files known to hold their content
 }
 
 var _ Store = (*Local)(nil)
@@ -117,7 +118,7 @@ func (l *Local) Has(h Hash) (bool, error) {
 func (l *Local) Put(data []byte) (Hash, bool, error) {
 	h := Sum(data)
 	l.touch(h)
-	if ok, err := l.Has(h); err != nil || ok {
+	if ok, _, err := l.existing(h); err != nil || ok {
 		return h, false, err
 	}
 	codec, body := l.encode(data)
@@ -287,19 +288,41 @@ func (l *Local) commitTemp(f *os.File, tmp string, h Hash) (isNew bool, err erro
 	if err := f.Close(); err != nil {
 		return false, fmt.Errorf("store object %s: %w", h, err)
 	}
+	return l.publish(tmp, h, true)
+}
+
+// publish links the complete temp file tmp into place as object h. When a
+// file already holds that name, it is kept only if it verifies; a corrupt
+// one is replaced by tmp. durable also fsyncs the shard directory.
+func (l *Local) publish(tmp string, h Hash, durable bool) (isNew bool, err error) {
 	final := l.Path(h)
-	shard := filepath.Dir(final)
+	shard := dirOf(final)
 	if err := l.mkdirDurable(shard); err != nil {
 		return false, fmt.Errorf("store object %s: %w", h, err)
 	}
 	if err := os.Link(tmp, final); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return false, nil
+		if !errors.Is(err, fs.ErrExist) {
+			return false, fmt.Errorf("store object %s: %w", h, err)
 		}
-		return false, fmt.Errorf("store object %s: %w", h, err)
+		ok, corrupt, err := l.existing(h)
+		switch {
+		case err != nil:
+			return false, fmt.Errorf("store object %s: %w", h, err)
+		case ok:
+			return false, nil
+		case corrupt:
+			return true, l.replaceCorrupt(tmp, h)
+		}
+		// Deleted between the link and the check: try once more.
+		if err := os.Link(tmp, final); err != nil {
+			return false, fmt.Errorf("store object %s: %w", h, err)
+		}
 	}
-	if err := syncDir(shard); err != nil {
-		return false, fmt.Errorf("store object %s: fsync %s: %w", h, shard, err)
+	l.rememberPath(h)
+	if durable {
+		if err := syncDir(shard); err != nil {
+			return false, fmt.Errorf("store object %s: fsync %s: %w", h, shard, err)
+		}
 	}
 	return true, nil
 }

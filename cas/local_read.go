@@ -226,6 +226,7 @@ func (l *Local) Walk(fn func(Info) error) error {
 
 func (l *Local) Delete(h Hash) error {
 	p := l.Path(h)
+	l.forget(h)
 	if err := os.Remove(p); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("object %s: %w", h, ErrNotFound)

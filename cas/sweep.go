@@ -90,6 +90,7 @@ func (s *Sweep) Delete(h Hash) (deleted bool, err error) {
 	if !changed.Before(s.start) {
 		return false, nil
 	}
+	s.l.forget(h)
 	if err := os.Remove(p); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return false, nil

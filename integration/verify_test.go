@@ -25,10 +25,13 @@ type verifyOut struct {
 
 // ckfs verify finds a flipped bit, a truncated object, a missing object, a
 // torn timeline line and a stale temp file, each planted here, and
-// --repair handles each as documented.
+// --repair handles each as documented: a corrupt object whose content a
+// workspace file still holds is recovered from it, one no file holds is
+// moved to quarantine.
 func TestVerifyFindsPlantedFaults(t *testing.T) {
-	w := mountWorkspace(t, `printf 'a0\n' > a.txt && printf 'b0\n' > b.txt && printf 'c0\n' > c.txt`)
-	w.window("w1", `printf 'a1\n' > a.txt && printf 'b1\n' > b.txt && printf 'c1\n' > c.txt`)
+	w := mountWorkspace(t, `printf 'a0\n' > a.txt && printf 'b0\n' > b.txt && printf 'c0\n' > c.txt && printf 'd0\n' > d.txt`)
+	w.window("w1", `printf 'a1\n' > a.txt && printf 'b1\n' > b.txt && printf 'c1\n' > c.txt && printf 'd1\n' > d.txt`)
+	w.window("w2", `printf 'd2\n' > d.txt`)
 	if out := w.ckfs("verify"); !strings.Contains(out, "ok: every object verifies") {
 		t.Fatalf("verify of a healthy store while mounted:\n%s", out)
 	}
@@ -46,6 +49,7 @@ func TestVerifyFindsPlantedFaults(t *testing.T) {
 	plant(obj("a1\n"), func(b []byte) []byte { b[len(b)-1] ^= 1; return b }) // flipped bit
 	plant(obj("b1\n"), func(b []byte) []byte { return b[:10] })              // truncated
 	os.Remove(obj("c1\n"))                                                   // missing
+	plant(obj("d1\n"), func(b []byte) []byte { b[len(b)-1] ^= 1; return b }) // flipped, and no file holds d1 now
 	tl := filepath.Join(w.store, index.TimelineFile)
 	f, _ := os.OpenFile(tl, os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(`{"v":1,"seq":99,"ti`) // torn
@@ -63,7 +67,7 @@ func TestVerifyFindsPlantedFaults(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil || code != 1 {
 		t.Fatalf("verify: exit %d, %v\n%s", code, err, out)
 	}
-	if len(r.Corrupt) != 2 || len(r.Missing) != 1 || !strings.Contains(r.Tail, "torn") || len(r.Orphans) != 1 || len(r.ConvTails) != 1 || r.Clean {
+	if len(r.Corrupt) != 3 || len(r.Missing) != 1 || !strings.Contains(r.Tail, "torn") || len(r.Orphans) != 1 || len(r.ConvTails) != 1 || r.Clean {
 		t.Fatalf("verify found %+v", r)
 	}
 	if len(r.Unrestorable) == 0 {
@@ -72,20 +76,26 @@ func TestVerifyFindsPlantedFaults(t *testing.T) {
 	out = w.ckfs("verify", "--repair", "--json")
 	json.Unmarshal([]byte(out), &r)
 	joined := strings.Join(r.Repaired, "\n")
-	for _, want := range []string{"removed corrupt object", "removed orphan temp file", "removed a torn last line", "cut the torn last line of " + filepath.Join(w.store, "marks.jsonl")} {
+	for _, want := range []string{"recovered corrupt object", "moved corrupt object", "removed orphan temp file", "removed a torn last line", "cut the torn last line of " + filepath.Join(w.store, "marks.jsonl")} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("--repair did not report %q:\n%s", want, joined)
 		}
 	}
-	if strings.Count(joined, "removed corrupt object") != 2 {
-		t.Errorf("--repair removed %d corrupt objects, want 2", strings.Count(joined, "removed corrupt object"))
+	if strings.Count(joined, "recovered corrupt object") != 2 || !strings.Contains(joined, "from a.txt") || !strings.Contains(joined, "from b.txt") {
+		t.Errorf("--repair did not recover a1 and b1 from the workspace:\n%s", joined)
 	}
-	// After the repair only the missing objects remain: the corrupt ones
-	// are gone, so they are missing now too; nothing else is wrong.
+	if _, err := os.Stat(filepath.Join(w.store, "quarantine", cas.Sum([]byte("d1\n")).Hex())); err != nil {
+		t.Errorf("the unrecoverable object is not in quarantine: %v", err)
+	}
+	if got, err := s.Get(cas.Sum([]byte("a1\n"))); err != nil || string(got) != "a1\n" {
+		t.Errorf("a1 after recovery: %q, %v", got, err)
+	}
+	// After the repair only the missing objects remain: c1 was deleted and
+	// d1 quarantined; the recovered ones verify; nothing else is wrong.
 	out, _ = w.exitCode(nil, "verify", "--json")
 	r = verifyOut{}
 	json.Unmarshal([]byte(out), &r)
-	if len(r.Corrupt) != 0 || len(r.Missing) != 3 || r.Tail != "" || len(r.Orphans) != 0 || len(r.ConvTails) != 0 {
+	if len(r.Corrupt) != 0 || len(r.Missing) != 2 || r.Tail != "" || len(r.Orphans) != 0 || len(r.ConvTails) != 0 {
 		t.Errorf("after --repair: %+v", r)
 	}
 	if b, _ := os.ReadFile(filepath.Join(w.root, "a.txt")); string(b) != "a1\n" {

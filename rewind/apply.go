@@ -55,25 +55,24 @@ func (a *Applier) Apply(plan *Plan, op string) error {
 		return nil
 	}
 	j := &Journal{V: JournalVersion, Op: op, Target: plan.Target, Root: a.Root, Created: a.now()}
+	if !plan.targetsVerified {
+		if bad := badObjects(a.Store, plan.Steps, func(s Step) index.State { return s.Target }); len(bad) > 0 {
+			return &ObjectError{What: "rewind", Bad: bad}
+		}
+	}
 	for _, s := range plan.Steps {
 		if err := a.saveCurrent(s); err != nil {
 			return err
 		}
-		if h := s.Target.Hash; h != "" {
-			ch, err := cas.ParseHash(string(h))
-			if err != nil {
-				return err
-			}
-			if ok, err := a.Store.Has(ch); err != nil || !ok {
-				return fmt.Errorf("cannot restore %s: its content %s is missing from the store (run ckfs verify)", s.Path, h)
-			}
-		}
 		j.Paths = append(j.Paths, JournalPath{Path: s.Path, Target: s.Target, Current: s.Current})
 	}
 	// Everything rollback would need is in the store; make it durable in
-	// one go before the journal promises it.
+	// one go, and read it back, before the journal promises it.
 	if err := a.syncStore(); err != nil {
 		return err
+	}
+	if bad := badObjects(a.Store, plan.Steps, func(s Step) index.State { return s.Current }); len(bad) > 0 {
+		return &ObjectError{What: "rewind", Bad: bad}
 	}
 	if err := WriteJournal(a.JournalDir, j); err != nil {
 		return fmt.Errorf("write rewind journal: %w", err)
@@ -226,6 +225,9 @@ func (a *Applier) Rollback(op string) error {
 			plan.Steps = append(plan.Steps, Step{Path: p.Path, Actions: acts, Current: cur, Target: p.Current})
 		}
 	}
+	if bad := badObjects(a.Store, plan.Steps, func(s Step) index.State { return s.Target }); len(bad) > 0 {
+		return &ObjectError{What: "rollback of " + op, Bad: bad}
+	}
 	for _, s := range plan.Steps {
 		if err := a.saveCurrent(s); err != nil {
 			return err
@@ -233,6 +235,9 @@ func (a *Applier) Rollback(op string) error {
 	}
 	if err := a.syncStore(); err != nil {
 		return err
+	}
+	if bad := badObjects(a.Store, plan.Steps, func(s Step) index.State { return s.Current }); len(bad) > 0 {
+		return &ObjectError{What: "rollback of " + op, Bad: bad}
 	}
 	for _, o := range plan.Ordered() {
 		if err := a.do(o); err != nil {

@@ -35,6 +35,22 @@ func (r *Report) Refused() bool {
 	return false
 }
 
+// Forceable reports whether every failed check is one --force overrides.
+func (r *Report) Forceable() bool {
+	for _, c := range r.Checks {
+		if !c.OK && c.Name != checkUnrecorded && c.Name != checkOwnEdits {
+			return false
+		}
+	}
+	return true
+}
+
+// The checks --force overrides.
+const (
+	checkUnrecorded = "unrecorded changes"
+	checkOwnEdits   = "your own edits"
+)
+
 // RefusedError carries the report of a refused rewind.
 type RefusedError struct{ Report *Report }
 
@@ -49,7 +65,9 @@ func (e *RefusedError) Error() string {
 			}
 		}
 	}
-	b.WriteString("\nways out: save or commit those changes first; or rerun with --force to overwrite them (they are captured first, so ckfs rewind --undo brings them back); or run the command without --files to preview")
+	if e.Report.Forceable() {
+		b.WriteString("\nways out: save or commit those changes first; or rerun with --force to overwrite them (they are captured first, so ckfs rewind --undo brings them back); or run the command without --files to preview")
+	}
 	return b.String()
 }
 
@@ -106,11 +124,11 @@ func CheckPlan(records []index.Record, plan *Plan, in CheckInput) *Report {
 			newer = append(newer, s.Path)
 		}
 	}
-	add(Check{Name: "unrecorded changes", OK: len(dirty) == 0 || in.Force, Warn: len(dirty) > 0, Paths: dirty,
+	add(Check{Name: checkUnrecorded, OK: len(dirty) == 0 || in.Force, Warn: len(dirty) > 0, Paths: dirty,
 		Detail: pick(len(dirty) == 0, "every file the rewind touches is as ckfs last recorded it",
 			pick(in.Force, "--force: these changes ckfs never recorded will be captured, then overwritten",
 				"these files changed in a way ckfs never recorded"))})
-	add(Check{Name: "your own edits", OK: len(outside) == 0 || in.Force, Warn: len(outside) > 0, Paths: outside,
+	add(Check{Name: checkOwnEdits, OK: len(outside) == 0 || in.Force, Warn: len(outside) > 0, Paths: outside,
 		Detail: pick(len(outside) == 0, "no file the rewind touches was last changed outside a tool window",
 			pick(in.Force, "--force: these were last changed by you (outside any window) and will be overwritten",
 				"these were last changed by you, outside any tool window"))})

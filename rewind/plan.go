@@ -46,6 +46,8 @@ type Plan struct {
 	Target        uint64         `json:"target"`
 	Steps         []Step         `json:"steps"`
 	CannotRestore []Unrestorable `json:"cannot_restore,omitempty"`
+
+	targetsVerified bool // every target object was verified by Run's checks
 }
 
 // Disk reads the current state of a path (content hashed, not stored).

@@ -240,6 +240,9 @@ func TestSafetyChecksRefuse(t *testing.T) {
 		"unrecorded files in removed directories": {prepare: func(w *ws, env *rewind.Env) {
 			os.WriteFile(w.p("d/untracked.txt"), []byte("not recorded\n"), 0o644)
 		}},
+		"stored content": {prepare: func(w *ws, env *rewind.Env) {
+			flipObject(t, w.cas, cas.Sum([]byte("a0\n"))) // what a.txt goes back to
+		}},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -262,8 +265,8 @@ func TestSafetyChecksRefuse(t *testing.T) {
 				t.Errorf("refused by %q, want %q", failed, name)
 			}
 			sameTree(t, "after a refused rewind", snapshot(t, w.root), before)
-			if !strings.Contains(err.Error(), "--force") || !strings.Contains(err.Error(), "preview") {
-				t.Errorf("the refusal does not name the ways out: %v", err)
+			if c.force != strings.Contains(err.Error(), "--force") || c.force != strings.Contains(err.Error(), "preview") {
+				t.Errorf("the refusal names --force and the preview as ways out if and only if --force applies (it does: %v): %v", c.force, err)
 			}
 			if c.force {
 				if _, err := rewind.Run(env, rewind.Request{Target: cps[0], Apply: true, Force: true}); err != nil {
@@ -397,4 +400,65 @@ func TestHostilePathsAreRefused(t *testing.T) {
 	if ents, _ := os.ReadDir(w.p("real")); len(ents) != 0 {
 		t.Errorf("written through the symlink: %v", ents)
 	}
+}
+
+// flipObject damages the object file of h in place.
+func flipObject(t *testing.T, s *cas.Local, h cas.Hash) {
+	t.Helper()
+	p := s.Path(h)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)-1] ^= 1
+	os.Chmod(p, 0o644)
+	if err := os.WriteFile(p, b, 0o444); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The content a rewind overwrites is its undo. If the store holds that
+// content only as a damaged object, the rewind must store it afresh (a
+// dedup hit never trusts damaged bytes) and verify it before it overwrites
+// the file; then undo brings the file back byte-exact.
+func TestRewindNeverTrustsADamagedUndoObject(t *testing.T) {
+	w, cps, snaps := scenario(t)
+	flipObject(t, w.cas, cas.Sum([]byte("a2\n"))) // a.txt now; only the disk holds it intact
+	if _, err := rewind.Run(w.env(nil), rewind.Request{Target: cps[1], Apply: true}); err != nil {
+		t.Fatalf("rewind: %v", err)
+	}
+	sameTree(t, "after the rewind", snapshot(t, w.root), snaps[1])
+	if err := w.cas.Verify(cas.Sum([]byte("a2\n"))); err != nil {
+		t.Fatalf("the undo content was not stored afresh: %v", err)
+	}
+	target, _, err := rewind.UndoTarget(w.records())
+	w.must(err)
+	if _, err := rewind.Run(w.env(nil), rewind.Request{Target: target, Apply: true}); err != nil {
+		t.Fatalf("undo: %v", err)
+	}
+	sameTree(t, "after undo", snapshot(t, w.root), snaps[2])
+}
+
+// A rollback whose journal names damaged content refuses before it writes.
+func TestRollbackRefusesDamagedContent(t *testing.T) {
+	w, cps, _ := scenario(t)
+	stop := errors.New("injected")
+	_, err := rewind.Run(w.env(func(i int, op rewind.Op) error {
+		if i == 0 {
+			return stop
+		}
+		return nil
+	}), rewind.Request{Target: cps[0], Apply: true, Op: "r-0001"})
+	if !errors.Is(err, stop) {
+		t.Fatalf("apply: %v", err)
+	}
+	before := snapshot(t, w.root)
+	flipObject(t, w.cas, cas.Sum([]byte("a.txt"))) // the target of the removed symlink
+	env := w.env(nil)
+	err = env.Applier.Rollback("r-0001")
+	var oe *rewind.ObjectError
+	if !errors.As(err, &oe) || !errors.Is(err, rewind.ErrRefused) || !strings.Contains(err.Error(), "ckfs verify --repair") {
+		t.Fatalf("rollback over damaged content: %v", err)
+	}
+	sameTree(t, "after a refused rollback", snapshot(t, w.root), before)
 }

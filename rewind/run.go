@@ -62,6 +62,9 @@ func Run(env Env, req Request) (*Outcome, error) {
 	in.Force = req.Force
 	report := CheckPlan(env.Records, plan, in)
 	report.Checks = append(report.Checks, blockedDirs(plan, env.Applier.Dir))
+	objs := objectCheck(env.Applier.Store, plan.Steps)
+	report.Checks = append(report.Checks, objs)
+	plan.targetsVerified = objs.OK
 	out := &Outcome{Plan: plan, Report: report}
 	if !req.Apply {
 		return out, nil

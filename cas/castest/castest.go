@@ -83,6 +83,12 @@ func testRoundTrip(t *testing.T, s cas.Store) {
 		if err != nil || !bytes.Equal(got, data) {
 			t.Errorf("%s: Open stream: err %v, equal %v", name, err, bytes.Equal(got, data))
 		}
+		if err := s.Verify(h); err != nil {
+			t.Errorf("%s: Verify of an intact object: %v", name, err)
+		}
+	}
+	if err := s.Verify(cas.Sum([]byte("never stored"))); !errors.Is(err, cas.ErrNotFound) {
+		t.Errorf("Verify of a missing object = %v, want ErrNotFound", err)
 	}
 }
 

@@ -115,6 +115,13 @@ func (s *FaultyStore) Get(h cas.Hash) ([]byte, error) {
 	return s.Store.Get(h)
 }
 
+func (s *FaultyStore) Verify(h cas.Hash) error {
+	if s.getFails() {
+		return ErrInjected
+	}
+	return s.Store.Verify(h)
+}
+
 func (s *FaultyStore) Open(h cas.Hash) (io.ReadCloser, error) {
 	if s.getFails() {
 		return nil, ErrInjected

@@ -297,8 +297,10 @@ func (v *workspaceView) printOutcome(out io.Writer, what string, o *rewind.Outco
 	switch {
 	case o.Applied:
 		fmt.Fprintf(out, "done (operation %s); undo it with: ckfs rewind --files --undo\n", o.Op)
-	case o.Report.Refused():
+	case o.Report.Refused() && o.Report.Forceable():
 		fmt.Fprintln(out, "refused: nothing was changed. Ways out: save or commit those changes; rerun with --force (they are captured first, ckfs rewind --undo brings them back); or keep previewing without --files.")
+	case o.Report.Refused():
+		fmt.Fprintln(out, "refused: nothing was changed. Fix what the failed checks above name, then run it again (these checks cannot be overridden).")
 	default:
 		fmt.Fprintln(out, "preview only: nothing was changed. Add --files to rewind the files.")
 	}

@@ -16,9 +16,11 @@ func newVerifyCmd() *cobra.Command {
 		Long: `Rehash every object, check that every record's object exists, and report a
 torn or bad timeline line, temp files left by a crash, unfinished rewinds,
 and the checkpoints that can no longer be fully restored. Safe while
-mounted. --repair removes corrupt objects and orphan temp files and
-truncates a torn tail (when the store is not in use); it never touches the
-workspace. Exit code 1 when something is wrong.`,
+mounted. --repair recovers a corrupt object from any workspace file that
+still holds its content (and moves one no file holds to quarantine/ in the
+store), removes orphan temp files and truncates a torn tail (when the store
+is not in use); it reads the workspace but never writes it. Exit code 1
+when something is wrong.`,
 		Example: "  ckfs verify\n  ckfs verify --repair --json",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -42,7 +44,7 @@ workspace. Exit code 1 when something is wrong.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	cmd.Flags().BoolVar(&repair, "repair", false, "remove corrupt objects and orphan temp files, truncate a torn tail")
+	cmd.Flags().BoolVar(&repair, "repair", false, "recover or quarantine corrupt objects, remove orphan temp files, truncate a torn tail")
 	return cmd
 }
 

@@ -60,6 +60,9 @@ func (d *daemon) rewind(req request) reply {
 		if errors.As(err, &re) {
 			return reply{Error: err.Error(), Code: ExitRefused, Refused: true, Outcome: out}
 		}
+		if errors.Is(err, rewind.ErrRefused) {
+			return reply{Error: err.Error(), Code: ExitRefused, Outcome: out}
+		}
 		return reply{Error: fmt.Sprint(err), Code: ExitError, Outcome: out}
 	}
 	return reply{OK: true, Outcome: out}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ckfs-dev/ckfs/rewind"
 	"os"
 	"runtime/debug"
 	"runtime/pprof"
@@ -58,6 +59,9 @@ func run(ctx context.Context, args []string) int {
 		return ee.code
 	}
 	fmt.Fprintln(os.Stderr, "ckfs:", err)
+	if errors.Is(err, rewind.ErrRefused) {
+		return ExitRefused
+	}
 	return ExitError
 }
 

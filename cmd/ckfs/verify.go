@@ -113,10 +113,11 @@ func verifyStore(store string, repair bool, now time.Time, progress io.Writer) (
 		return nil, err
 	}
 	if repair {
-		for _, c := range r.Corrupt {
-			h, _ := cas.ParseHash(c)
-			if err := s.Delete(h); err == nil {
-				r.Repaired = append(r.Repaired, "removed corrupt object "+c)
+		done, left := recoverCorrupt(store, s, recs, r.Corrupt)
+		r.Repaired = append(r.Repaired, done...)
+		for _, c := range left {
+			if err := quarantine(store, s, c); err == nil {
+				r.Repaired = append(r.Repaired, fmt.Sprintf("moved corrupt object %s to %s (no file holds its content now; what needed it is unrestorable)", c, quarantineDir))
 			}
 		}
 		for _, p := range convTorn {

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/ckfs-dev/ckfs/cas"
+	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/rewind"
+	"golang.org/x/sys/unix"
+)
+
+// A corrupt object's content is often still in the workspace: the file it
+// was captured from may hold it now. verify --repair looks there first and
+// stores the good bytes over the corrupt object; only an object no file
+// holds any more is moved to quarantine/ (never deleted: the damaged bytes
+// may still help a person), which leaves it missing.
+
+// quarantineDir holds what verify --repair took out of the store.
+const quarantineDir = "quarantine"
+
+// recoverCorrupt tries to recover each corrupt object from the workspace
+// files recorded with its content; it returns what it did and the objects
+// it could not recover.
+func recoverCorrupt(store string, s *cas.Local, recs []index.Record, corrupt []string) (done, left []string) {
+	byHash := map[index.Hash][]string{}
+	for _, r := range recs {
+		if r.State != nil && r.Hash != "" && (r.Type == index.TypeFile || r.Type == index.TypeSymlink) {
+			byHash[r.Hash] = append(byHash[r.Hash], r.Path)
+		}
+	}
+	dir, closeDir := workspaceDir(store)
+	defer closeDir()
+	for _, c := range corrupt {
+		h, _ := cas.ParseHash(c)
+		from := ""
+		if dir != nil {
+			for _, p := range uniq(byHash[index.Hash(c)]) {
+				b, err := dir.Content(p)
+				if err == nil && cas.Sum(b) == h {
+					if _, _, err := s.Put(b); err == nil && s.Verify(h) == nil {
+						from = p
+						break
+					}
+				}
+			}
+		}
+		if from != "" {
+			done = append(done, fmt.Sprintf("recovered corrupt object %s from %s", c, from))
+			continue
+		}
+		left = append(left, c)
+	}
+	return done, left
+}
+
+// quarantine moves the object file of c into <store>/quarantine/.
+func quarantine(store string, s *cas.Local, c string) error {
+	h, err := cas.ParseHash(c)
+	if err != nil {
+		return err
+	}
+	q := filepath.Join(store, quarantineDir)
+	if err := os.MkdirAll(q, 0o700); err != nil {
+		return err
+	}
+	return os.Rename(s.Path(h), filepath.Join(q, h.Hex()))
+}
+
+// workspaceDir opens the root the store serves, for reading beneath it only.
+func workspaceDir(store string) (*rewind.Dir, func()) {
+	meta, err := readMeta(store)
+	if err != nil {
+		return nil, func() {}
+	}
+	fd, err := unix.Open(meta.Root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, func() {}
+	}
+	return rewind.NewDir(fd), func() { unix.Close(fd) }
+}
+
+func uniq(xs []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range xs {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
