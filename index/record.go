@@ -35,6 +35,17 @@ const (
 	KindWatermark Kind = "watermark" // checkpoints before target are no longer restorable
 )
 
+// ReasonInterrupted is the reason of a close record written when a daemon
+// starts and finds a window that a daemon which stopped without closing it
+// left open.
+const ReasonInterrupted = "interrupted"
+
+// Interrupted reports whether the record closes a window its daemon never
+// closed (it died); the window's post-images were taken at the next start.
+func (r *Record) Interrupted() bool {
+	return r.Kind == KindClose && r.Reason == ReasonInterrupted
+}
+
 // FileType is the type of the file at a path.
 type FileType string
 
@@ -125,7 +136,7 @@ type Record struct {
 
 	Tool   string  `json:"tool,omitempty"`   // open: the tool that runs in the window
 	Label  string  `json:"label,omitempty"`  // open: free text
-	Reason string  `json:"reason,omitempty"` // skip: why the content was not stored; watermark: the policy
+	Reason string  `json:"reason,omitempty"` // skip: why the content was not stored; watermark: the policy; close: "interrupted"
 	Image  Image   `json:"image,omitempty"`  // outside: before or after
 	Op     string  `json:"op,omitempty"`     // rewind: operation id
 	Target *uint64 `json:"target,omitempty"` // rewind: the checkpoint seq rewound to; watermark: the first restorable seq
@@ -170,6 +181,9 @@ func (r *Record) Validate() error {
 		}
 		if r.Path != "" || r.State != nil {
 			return fmt.Errorf("%s record must not carry a path", r.Kind)
+		}
+		if r.Reason != "" && (r.Kind != KindClose || r.Reason != ReasonInterrupted) {
+			return fmt.Errorf("%s record with reason %q (only a close may have one: %q)", r.Kind, r.Reason, ReasonInterrupted)
 		}
 	case KindRewind:
 		if r.Op == "" || r.Target == nil {

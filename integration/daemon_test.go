@@ -53,11 +53,18 @@ cat f4.txt > /dev/null`)
 }
 
 // TestDaemonKill kills the daemon with SIGKILL at random moments during a
-// write-heavy workload, 30 times, cleans up the dead mount and remounts.
-// After every kill the store verifies, the timeline loads, and for every
-// change that reached the backing directory its pre-image is in the store.
+// write-heavy workload, 30 times (CKFS_KILLS; the stress suite runs 50),
+// cleans up the dead mount and remounts. After every kill the store
+// verifies, the timeline loads, and for every change that reached the
+// backing directory its pre-image is in the store. After every remount no
+// window is left open (the one the daemon died in is closed as
+// interrupted, with what it wrote), and checkpoints of windows closed
+// before the kill restore byte-exact, and the rewind undoes byte-exact.
 func TestDaemonKill(t *testing.T) {
 	kills := 30
+	if n, err := strconv.Atoi(os.Getenv("CKFS_KILLS")); err == nil && n > 0 {
+		kills = n
+	}
 	if testing.Short() {
 		kills = 5
 	}
@@ -117,12 +124,69 @@ done`, files-1)
 		// Remount and carry on from the highest version on disk.
 		w.ckfs("mount", w.root)
 		w.pid = w.status().Daemon.PID
+		restoreClosedCheckpoints(t, w, files, rng, k)
 		start = highestVersion(t, w, files) + 1
 	}
 	if start < 3 {
 		t.Fatalf("the workload never got going (highest version %d)", start-1)
 	}
 	t.Logf("%d kills; the workload reached version %d", kills, start-1)
+}
+
+// killContent is what the kill workload writes to file f in version i.
+func killContent(f, i int) string {
+	return fmt.Sprintf("file %d version %d\n%s", f, i, strings.Repeat("x", 100*f))
+}
+
+// restoreClosedCheckpoints checks, after a remount, that no window is left
+// open and that the checkpoints of the last window closed before the kill
+// and of a random earlier one restore byte-exact (and undo byte-exact).
+func restoreClosedCheckpoints(t *testing.T, w *workspace, files int, rng *rand.Rand, kill int) {
+	t.Helper()
+	recs := w.records()
+	var closed []index.Window
+	for _, win := range index.Windows(recs) {
+		if win.Close == nil {
+			t.Fatalf("kill %d: window %s is still open after the remount", kill, win.ID)
+		}
+		if !win.Close.Interrupted() && strings.HasPrefix(win.ID, "k") {
+			closed = append(closed, win)
+		}
+	}
+	if len(closed) == 0 {
+		return
+	}
+	picks := []index.Window{closed[len(closed)-1], closed[rng.IntN(len(closed))]}
+	for _, win := range picks {
+		var run, ver int
+		fmt.Sscanf(win.ID, "k%d_%d", &run, &ver)
+		before := map[int]string{}
+		for f := range files {
+			before[f] = w.read(fmt.Sprintf("f%d.txt", f))
+		}
+		if out, err := w.ckfsErr("rewind", "--files", "--to", strconv.FormatUint(win.Close.Seq, 10)); err != nil {
+			t.Fatalf("kill %d: rewind to the close of %s (checkpoint %d): %v\n%s", kill, win.ID, win.Close.Seq, err, out)
+		}
+		changed := false
+		for f := range files {
+			got, want := w.read(fmt.Sprintf("f%d.txt", f)), killContent(f, ver)
+			if got != want {
+				t.Fatalf("kill %d: f%d.txt at the close of %s = %q, want %q", kill, f, win.ID, got[:min(len(got), 30)], want[:min(len(want), 30)])
+			}
+			changed = changed || got != before[f]
+		}
+		if !changed {
+			continue // nothing to rewind, so nothing to undo
+		}
+		if out, err := w.ckfsErr("rewind", "--files", "--undo"); err != nil {
+			t.Fatalf("kill %d: undo: %v\n%s", kill, err, out)
+		}
+		for f := range files {
+			if got := w.read(fmt.Sprintf("f%d.txt", f)); got != before[f] {
+				t.Fatalf("kill %d: undo left f%d.txt = %q, want %q", kill, f, got[:min(len(got), 30)], before[f][:min(len(before[f]), 30)])
+			}
+		}
+	}
 }
 
 func highestVersion(t *testing.T, w *workspace, files int) int {

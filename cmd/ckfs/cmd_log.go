@@ -16,19 +16,20 @@ import (
 // logEntry is one line of ckfs log: a window, a rewind, or a run of
 // changes made outside any window.
 type logEntry struct {
-	Kind       string    `json:"kind"` // window, rewind, outside
-	Checkpoint uint64    `json:"checkpoint"`
-	Before     uint64    `json:"before"` // the checkpoint just before it
-	ID         string    `json:"id,omitempty"`
-	Tool       string    `json:"tool,omitempty"`
-	Label      string    `json:"label,omitempty"`
-	Time       time.Time `json:"time"`
-	Open       bool      `json:"open,omitempty"` // a window still open
-	Target     uint64    `json:"target,omitempty"`
-	Restorable bool      `json:"restorable"`        // its checkpoint is at or after the watermark
-	Mark       int       `json:"mark,omitempty"`    // the turn (mark) it belongs to; for a mark, its number
-	Session    string    `json:"session,omitempty"` // a mark's conversation session
-	Files      []logFile `json:"files"`
+	Kind        string    `json:"kind"` // window, rewind, outside
+	Checkpoint  uint64    `json:"checkpoint"`
+	Before      uint64    `json:"before"` // the checkpoint just before it
+	ID          string    `json:"id,omitempty"`
+	Tool        string    `json:"tool,omitempty"`
+	Label       string    `json:"label,omitempty"`
+	Time        time.Time `json:"time"`
+	Open        bool      `json:"open,omitempty"`        // a window still open
+	Interrupted bool      `json:"interrupted,omitempty"` // its daemon died; closed at the next mount
+	Target      uint64    `json:"target,omitempty"`
+	Restorable  bool      `json:"restorable"`        // its checkpoint is at or after the watermark
+	Mark        int       `json:"mark,omitempty"`    // the turn (mark) it belongs to; for a mark, its number
+	Session     string    `json:"session,omitempty"` // a mark's conversation session
+	Files       []logFile `json:"files"`
 }
 
 type logFile struct {
@@ -95,6 +96,7 @@ func (v *workspaceView) logEntries() []logEntry {
 		e := logEntry{Kind: "window", ID: w.ID, Tool: w.Tool, Label: w.Label, Time: w.Open.Time, Before: w.Open.Seq, Checkpoint: last, Open: w.Close == nil}
 		if w.Close != nil {
 			e.Checkpoint = w.Close.Seq
+			e.Interrupted = w.Close.Interrupted()
 		}
 		ps := map[string]bool{}
 		for _, p := range w.Paths {
@@ -251,6 +253,9 @@ func printLog(out io.Writer, entries []logEntry, records []index.Record) {
 			state := fmt.Sprintf("checkpoints %d..%d", e.Before, e.Checkpoint)
 			if e.Open {
 				state = fmt.Sprintf("from checkpoint %d, still open", e.Before)
+			}
+			if e.Interrupted {
+				state += " (interrupted: the daemon stopped inside it; its changes were recorded at the next mount)"
 			}
 			fmt.Fprintf(out, "window %s  %s  %s  %s", e.ID, e.Tool, when, state)
 			if e.Label != "" {

@@ -152,6 +152,11 @@ func runDaemon(ctx context.Context, o daemonOptions, ready io.Writer) (err error
 	if err != nil {
 		return err
 	}
+	if done, err := rec.Reconcile(history); err != nil {
+		return fmt.Errorf("finish what the previous daemon left open: %w", err)
+	} else if len(done.Windows) > 0 || done.Paths > 0 {
+		log.Warn("the previous daemon stopped without finishing; reconciled", "interrupted_windows", done.Windows, "post_images", done.Paths)
+	}
 	fsys, err := fusefs.New(rootFd, o.Root, rec)
 	if err != nil {
 		return err
