@@ -86,10 +86,15 @@ func (f *FS) Mount(mountpoint string, o Options) (*fuse.Server, error) {
 		EntryTimeout:    &timeout,
 		AttrTimeout:     &timeout,
 		NegativeTimeout: &timeout,
+		// Modes are reported exactly: a file created 0000 is 0000.
+		NullPermissions: true,
 		MountOptions: fuse.MountOptions{
-			FsName:      "ckfs",
-			Name:        "ckfs",
-			AllowOther:  o.AllowOther,
+			FsName:     "ckfs",
+			Name:       "ckfs",
+			AllowOther: o.AllowOther,
+			// The daemon may run as root: without the kernel's own
+			// permission checks every caller would get its rights.
+			Options:     []string{"default_permissions"},
 			DirectMount: true,
 			Debug:       o.Debug,
 			// Pre-images of truncating opens are taken at open time

@@ -26,6 +26,13 @@ type mounted struct {
 // mount serves a fresh backing directory. inPlace mounts it over itself.
 func mount(t *testing.T, inPlace bool) *mounted {
 	t.Helper()
+	return mountWith(t, fusefs.Options{InPlace: inPlace})
+}
+
+// mountWith is mount with the given options.
+func mountWith(t *testing.T, o fusefs.Options) *mounted {
+	t.Helper()
+	inPlace := o.InPlace
 	testenv.RequireFUSE(t)
 	m := &mounted{t: t, backing: t.TempDir(), store: t.TempDir()}
 	m.mnt = m.backing
@@ -53,7 +60,7 @@ func mount(t *testing.T, inPlace bool) *mounted {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := f.Mount(m.mnt, fusefs.Options{InPlace: inPlace})
+	srv, err := f.Mount(m.mnt, o)
 	if err != nil {
 		t.Fatal(err)
 	}

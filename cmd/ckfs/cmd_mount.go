@@ -62,7 +62,7 @@ serving, with the daemon running in the background.`,
 		},
 	}
 	cmd.Flags().BoolVar(&o.Foreground, "foreground", false, "serve in this process until interrupted (for debugging)")
-	cmd.Flags().BoolVar(&o.AllowOther, "allow-other", false, "let other users see the mount (needs user_allow_other for non-root)")
+	cmd.Flags().BoolVar(&o.AllowOther, "allow-other", false, "let other users use the mount, with the rights the files give them (the kernel checks permissions; needs user_allow_other for non-root)")
 	cmd.Flags().BoolVar(&o.Debug, "debug", false, "log every FUSE request (with --foreground)")
 	cmd.Flags().StringArrayVar(&o.Excludes, "exclude", nil, "glob of paths not to capture (repeatable); .git is always excluded")
 	cmd.Flags().Int64Var(&o.MaxFileSize, "max-file-size", capture.DefaultMaxFileSize, "largest file, in bytes, whose content is stored (default: the configured capture.max_file_size)")

@@ -1,0 +1,71 @@
+package fusefs_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/ckfs-dev/ckfs/fusefs"
+)
+
+// asNobody runs a shell command as uid/gid 65534 and returns its output
+// and whether it succeeded.
+func asNobody(t *testing.T, dir, script string) (string, bool) {
+	t.Helper()
+	c := exec.Command("sh", "-c", script)
+	c.Dir = dir
+	c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := c.CombinedOutput()
+	return string(out), err == nil
+}
+
+// The kernel checks permissions on every mount: with --allow-other, a
+// local user must get exactly the rights the files give them, never the
+// daemon's (root's). Modes are reported exactly, 0000 included.
+func TestKernelChecksPermissions(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to act as another user")
+	}
+	m := mountWith(t, fusefs.Options{AllowOther: true})
+	// Let the other user reach the mountpoint and the backing directory's
+	// root (the mount's root shows the backing directory's mode).
+	for _, d := range []string{filepath.Dir(m.mnt), m.mnt, filepath.Dir(m.backing), m.backing} {
+		os.Chmod(d, 0o755)
+	}
+	if err := os.WriteFile(m.path("secret"), []byte("root's only\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(m.path("public"), []byte("anyone may read\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, ok := asNobody(t, m.mnt, "cat public"); !ok || out != "anyone may read\n" {
+		t.Fatalf("another user cannot read a 0644 file through the mount (the test cannot tell anything): %q", out)
+	}
+	for what, script := range map[string]string{
+		"read a 0600 file":                           "cat secret",
+		"append to a 0600 file":                      "echo more >> secret",
+		"chmod a file it does not own":               "chmod 666 secret",
+		"create in a 0755 directory it does not own": "echo x > mine",
+	} {
+		if out, ok := asNobody(t, m.mnt, script); ok {
+			t.Errorf("another user could %s through the mount: %q", what, out)
+		} else if !strings.Contains(out, "ermission denied") && !strings.Contains(out, "not permitted") {
+			t.Errorf("%s: want permission denied, got %q", what, out)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(m.backing, "secret")); string(b) != "root's only\n" {
+		t.Errorf("secret changed: %q", b)
+	}
+
+	fd, err := syscall.Open(m.path("zero"), syscall.O_CREAT|syscall.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syscall.Close(fd)
+	if fi, err := os.Stat(m.path("zero")); err != nil || fi.Mode().Perm() != 0 {
+		t.Errorf("a file created with mode 0000 reads back as %v (%v)", fi.Mode(), err)
+	}
+}
