@@ -52,8 +52,18 @@ func (r *Recorder) image(rel string, durable bool) (st index.State, reason strin
 	case unix.S_IFREG:
 		st.Type = index.TypeFile
 	default:
-		st.Type = index.TypeFile
-		return st, fmt.Sprintf("special file (mode %o): only regular files, directories and symlinks are captured", s.Mode&unix.S_IFMT), nil
+		// A FIFO, socket or device node has no content: its type, mode
+		// and device number are all there is to restore.
+		t, ok := index.TypeOfMode(uint32(s.Mode))
+		if !ok {
+			st.Type = index.TypeFile
+			return st, fmt.Sprintf("unknown file type (mode %o)", s.Mode&unix.S_IFMT), nil
+		}
+		st.Type, st.Size = t, 0
+		if t == index.TypeChar || t == index.TypeBlock {
+			st.Rdev = uint64(s.Rdev)
+		}
+		return st, "", nil
 	}
 	if s.Size > r.maxSize {
 		return st, fmt.Sprintf("over the size limit (%d bytes > %d)", s.Size, r.maxSize), nil

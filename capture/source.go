@@ -3,6 +3,7 @@ package capture
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -22,24 +23,50 @@ type Source interface {
 // DirSource is a Source served from a directory file descriptor with *at
 // system calls, so it never resolves the root by path (the root may be the
 // mountpoint itself, hidden under the mount) and relative paths up to
-// PATH_MAX work.
+// PATH_MAX work. Every path is resolved beneath the root without following
+// a symlink in any element: a directory replaced by a symlink to somewhere
+// else reads as absent, so capture never stores bytes from outside the
+// workspace.
 type DirSource struct{ fd int }
 
 // NewDirSource returns a Source for the directory open at fd. The caller
 // keeps fd open for the Source's lifetime.
 func NewDirSource(fd int) *DirSource { return &DirSource{fd: fd} }
 
+// parent returns a descriptor of the directory holding rel and rel's last
+// element; done closes the descriptor. A symlink among the directories
+// gives ENOTDIR: the path as named does not exist.
+func (d *DirSource) parent(rel string) (fd int, base string, done func(), err error) {
+	i := strings.LastIndexByte(rel, '/')
+	if i < 0 {
+		return d.fd, rel, func() {}, nil
+	}
+	fd, err = openBeneath(d.fd, rel[:i], oPathDir)
+	if err == unix.ELOOP || err == unix.EXDEV {
+		err = unix.ENOTDIR
+	}
+	if err != nil {
+		return -1, "", nil, err
+	}
+	return fd, rel[i+1:], func() { unix.Close(fd) }, nil
+}
+
 func (d *DirSource) Lstat(rel string, st *unix.Stat_t) error {
-	return unix.Fstatat(d.fd, rel, st, unix.AT_SYMLINK_NOFOLLOW)
+	pfd, base, done, err := d.parent(rel)
+	if err != nil {
+		return err
+	}
+	defer done()
+	return unix.Fstatat(pfd, base, st, unix.AT_SYMLINK_NOFOLLOW)
 }
 
 func (d *DirSource) Open(rel string) (*os.File, error) {
 	// O_NOATIME: taking an image must not change what it images. It is
 	// refused (EPERM) on files the daemon does not own unless it is root.
-	flags := unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_CLOEXEC | unix.O_NONBLOCK
-	fd, err := unix.Openat(d.fd, rel, flags|oNoatime, 0)
+	flags := unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK
+	fd, err := openBeneath(d.fd, rel, flags|oNoatime)
 	if err == unix.EPERM {
-		fd, err = unix.Openat(d.fd, rel, flags, 0)
+		fd, err = openBeneath(d.fd, rel, flags)
 	}
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: rel, Err: err}
@@ -48,9 +75,14 @@ func (d *DirSource) Open(rel string) (*os.File, error) {
 }
 
 func (d *DirSource) Readlink(rel string) (string, error) {
+	pfd, base, done, err := d.parent(rel)
+	if err != nil {
+		return "", &os.PathError{Op: "readlink", Path: rel, Err: err}
+	}
+	defer done()
 	for size := 256; ; size *= 2 {
 		buf := make([]byte, size)
-		n, err := unix.Readlinkat(d.fd, rel, buf)
+		n, err := unix.Readlinkat(pfd, base, buf)
 		if err != nil {
 			return "", &os.PathError{Op: "readlink", Path: rel, Err: err}
 		}
@@ -61,7 +93,7 @@ func (d *DirSource) Readlink(rel string) (string, error) {
 }
 
 func (d *DirSource) ReadDir(rel string) ([]string, error) {
-	fd, err := unix.Openat(d.fd, rel, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := openBeneath(d.fd, rel, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW)
 	if err != nil {
 		return nil, &os.PathError{Op: "opendir", Path: rel, Err: err}
 	}

@@ -125,6 +125,11 @@ func fastParseInto(line []byte, rp *Record, in interner) bool {
 			return false
 		}
 		s.Type = FileType(ty)
+		if p.lit(`,"rdev":`) {
+			if s.Rdev, ok = p.uint(); !ok || s.Rdev == 0 {
+				return false
+			}
+		}
 		r.State = s
 	}
 	for _, f := range []struct {

@@ -14,6 +14,9 @@ var seedLines = []string{
 	`{"v":1,"seq":5,"time":"2026-12-01T09:00:00Z","kind":"outside","path":"x","hash":null,"size":0,"mtime":0,"mode":493,"type":"dir","image":"after"}`,
 	`{"v":1,"seq":6,"time":"2026-12-01T09:00:00Z","kind":"rewind","op":"r-1","target":2}`,
 	`{"v":1,"seq":7,"time":"2026-12-01T09:00:00Z","kind":"close","window":"toolu_01"}`,
+	`{"v":1,"seq":8,"time":"2026-12-01T09:00:00Z","kind":"after","window":"w","path":"dev/null","hash":null,"size":0,"mtime":5,"mode":438,"type":"chardev","rdev":259}`,
+	`{"v":1,"seq":9,"time":"2026-12-01T09:00:00Z","kind":"after","window":"w","path":"pipe","hash":null,"size":0,"mtime":5,"mode":384,"type":"fifo"}`,
+	`{"v":1,"seq":10,"time":"2026-12-01T09:00:00Z","kind":"close","window":"w","reason":"interrupted"}`,
 	`{"v":2,"seq":1}`,
 	`{"v":1,"seq":2,"time":"2026-12-01T09:00:00Z","kind":"after","window":"w","path":"../../etc/passwd","hash":null,"size":0,"mtime":0,"mode":0,"type":"absent"}`,
 }
@@ -47,7 +50,7 @@ func FuzzParseRecord(f *testing.F) {
 
 func FuzzScan(f *testing.F) {
 	var all bytes.Buffer
-	for _, l := range seedLines[:7] {
+	for _, l := range seedLines[:10] {
 		all.WriteString(l + "\n")
 	}
 	f.Add(all.Bytes())
@@ -71,7 +74,7 @@ func FuzzScan(f *testing.F) {
 // Load (parallel) and Scan (streaming) agree on every input.
 func FuzzLoadMatchesScan(f *testing.F) {
 	var all bytes.Buffer
-	for _, l := range seedLines[:7] {
+	for _, l := range seedLines[:10] {
 		all.WriteString(l + "\n")
 	}
 	f.Add(all.Bytes())
@@ -122,7 +125,7 @@ func FuzzFastParse(f *testing.F) {
 
 // Every record the writer produces takes the fast path.
 func TestWriterOutputTakesFastPath(t *testing.T) {
-	for _, l := range seedLines[:7] {
+	for _, l := range seedLines[:10] {
 		if _, ok := fastParse([]byte(l)); !ok && !bytes.Contains([]byte(l), []byte(`\u`)) {
 			t.Errorf("fast path refused writer output %s", l)
 		}

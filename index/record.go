@@ -55,7 +55,22 @@ const (
 	TypeFile    FileType = "file"
 	TypeSymlink FileType = "symlink" // content is the link target
 	TypeDir     FileType = "dir"
+	// Special files: no content; a device also has its device number.
+	TypeFIFO   FileType = "fifo"
+	TypeSocket FileType = "socket"
+	TypeChar   FileType = "chardev"
+	TypeBlock  FileType = "blockdev"
 )
+
+// Special reports whether t is a FIFO, a socket or a device node: a file
+// with no content, restored by creating the node again.
+func (t FileType) Special() bool {
+	switch t {
+	case TypeFIFO, TypeSocket, TypeChar, TypeBlock:
+		return true
+	}
+	return false
+}
 
 // Image tells whether an outside record is a pre-image or a post-image.
 type Image string
@@ -112,6 +127,7 @@ type State struct {
 	MTime int64    `json:"mtime"` // modification time, ns since the epoch
 	Mode  uint32   `json:"mode"`  // permission bits with setuid/setgid/sticky (07777)
 	Type  FileType `json:"type"`
+	Rdev  uint64   `json:"rdev,omitempty"` // device number of a chardev or blockdev
 }
 
 // Exists reports whether the state is of a path that exists.
@@ -120,7 +136,7 @@ func (s State) Exists() bool { return s.Type != TypeAbsent }
 // SameContent reports whether a and b hold the same thing: type, content and
 // mode. Times are ignored.
 func (s State) SameContent(o State) bool {
-	return s.Type == o.Type && s.Hash == o.Hash && s.Mode == o.Mode && s.Size == o.Size
+	return s.Type == o.Type && s.Hash == o.Hash && s.Mode == o.Mode && s.Size == o.Size && s.Rdev == o.Rdev
 }
 
 // Record is one line of the timeline. Which fields are set depends on Kind;
@@ -241,6 +257,9 @@ func (s *State) Validate(noHash bool) error {
 	if s.Size < 0 {
 		return fmt.Errorf("negative size %d", s.Size)
 	}
+	if s.Rdev != 0 && s.Type != TypeChar && s.Type != TypeBlock {
+		return fmt.Errorf("%s has a device number", s.Type)
+	}
 	switch s.Type {
 	case TypeAbsent, TypeDir:
 		if s.Hash != "" {
@@ -249,6 +268,10 @@ func (s *State) Validate(noHash bool) error {
 	case TypeFile, TypeSymlink:
 		if s.Hash == "" && !noHash {
 			return fmt.Errorf("%s without content hash", s.Type)
+		}
+	case TypeFIFO, TypeSocket, TypeChar, TypeBlock:
+		if s.Hash != "" || s.Size != 0 {
+			return fmt.Errorf("%s has content", s.Type)
 		}
 	default:
 		return fmt.Errorf("unknown file type %q", s.Type)
@@ -279,4 +302,41 @@ func ValidatePath(p string) error {
 		}
 	}
 	return nil
+}
+
+// TypeOfMode returns the file type of a POSIX st_mode (its S_IFMT bits),
+// and false for a format this package does not know.
+func TypeOfMode(mode uint32) (FileType, bool) {
+	switch mode & 0o170000 {
+	case 0o100000:
+		return TypeFile, true
+	case 0o040000:
+		return TypeDir, true
+	case 0o120000:
+		return TypeSymlink, true
+	case 0o010000:
+		return TypeFIFO, true
+	case 0o140000:
+		return TypeSocket, true
+	case 0o020000:
+		return TypeChar, true
+	case 0o060000:
+		return TypeBlock, true
+	}
+	return "", false
+}
+
+// ModeOfType returns the S_IFMT bits of a special file type (for mknod).
+func ModeOfType(t FileType) uint32 {
+	switch t {
+	case TypeFIFO:
+		return 0o010000
+	case TypeSocket:
+		return 0o140000
+	case TypeChar:
+		return 0o020000
+	case TypeBlock:
+		return 0o060000
+	}
+	return 0
 }

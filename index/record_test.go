@@ -27,6 +27,9 @@ func TestValidate(t *testing.T) {
 		"skip":          {Kind: KindSkip, Window: "w1", Path: "big.bin", State: &State{Type: TypeFile, Size: 1 << 30}, Reason: "over size limit"},
 		"outside":       {Kind: KindOutside, Path: "x", State: fileState(h1), Image: ImageBefore},
 		"rewind":        {Kind: KindRewind, Op: "op1", Target: &target},
+		"fifo":          {Kind: KindAfter, Window: "w1", Path: "p", State: &State{Type: TypeFIFO, Mode: 0o600}},
+		"chardev":       {Kind: KindAfter, Window: "w1", Path: "null", State: &State{Type: TypeChar, Mode: 0o666, Rdev: 0x103}},
+		"interrupted":   {Kind: KindClose, Window: "w1", Reason: ReasonInterrupted},
 	}
 	for name, r := range good {
 		r.V, r.Seq, r.Time = Version, 1, t0
@@ -35,24 +38,28 @@ func TestValidate(t *testing.T) {
 		}
 	}
 	bad := map[string]Record{
-		"version":           {V: 2, Kind: KindOpen, Window: "w"},
-		"no window":         {Kind: KindOpen},
-		"open with path":    {Kind: KindOpen, Window: "w", Path: "a"},
-		"before no window":  {Kind: KindBefore, Path: "a", State: fileState(h1)},
-		"before no state":   {Kind: KindBefore, Window: "w", Path: "a"},
-		"file no hash":      {Kind: KindAfter, Window: "w", Path: "a", State: fileState("")},
-		"absent with hash":  {Kind: KindAfter, Window: "w", Path: "a", State: &State{Type: TypeAbsent, Hash: h1}},
-		"dir with hash":     {Kind: KindAfter, Window: "w", Path: "a", State: &State{Type: TypeDir, Hash: h1}},
-		"bad type":          {Kind: KindAfter, Window: "w", Path: "a", State: &State{Type: "fifo"}},
-		"mode bits":         {Kind: KindAfter, Window: "w", Path: "a", State: &State{Type: TypeDir, Mode: 0o40755}},
-		"negative size":     {Kind: KindAfter, Window: "w", Path: "a", State: &State{Type: TypeAbsent, Size: -1}},
-		"skip no reason":    {Kind: KindSkip, Window: "w", Path: "a", State: &State{Type: TypeFile}},
-		"outside in window": {Kind: KindOutside, Window: "w", Path: "a", State: fileState(h1), Image: ImageAfter},
-		"outside no image":  {Kind: KindOutside, Path: "a", State: fileState(h1)},
-		"rewind no target":  {Kind: KindRewind, Op: "op"},
-		"unknown kind":      {Kind: "snapshot", Window: "w"},
-		"dotdot":            {Kind: KindAfter, Window: "w", Path: "../etc/passwd", State: fileState(h1)},
-		"absolute":          {Kind: KindAfter, Window: "w", Path: "/etc/passwd", State: fileState(h1)},
+		"version":            {V: 2, Kind: KindOpen, Window: "w"},
+		"no window":          {Kind: KindOpen},
+		"open with path":     {Kind: KindOpen, Window: "w", Path: "a"},
+		"before no window":   {Kind: KindBefore, Path: "a", State: fileState(h1)},
+		"before no state":    {Kind: KindBefore, Window: "w", Path: "a"},
+		"file no hash":       {Kind: KindAfter, Window: "w", Path: "a", State: fileState("")},
+		"absent with hash":   {Kind: KindAfter, Window: "w", Path: "a", State: &State{Type: TypeAbsent, Hash: h1}},
+		"dir with hash":      {Kind: KindAfter, Window: "w", Path: "a", State: &State{Type: TypeDir, Hash: h1}},
+		"bad type":           {Kind: KindAfter, Window: "w", Path: "a", State: &State{Type: "door"}},
+		"fifo with hash":     {Kind: KindAfter, Window: "w", Path: "a", State: &State{Type: TypeFIFO, Hash: h1}},
+		"fifo with rdev":     {Kind: KindAfter, Window: "w", Path: "a", State: &State{Type: TypeFIFO, Rdev: 5}},
+		"mode bits":          {Kind: KindAfter, Window: "w", Path: "a", State: &State{Type: TypeDir, Mode: 0o40755}},
+		"negative size":      {Kind: KindAfter, Window: "w", Path: "a", State: &State{Type: TypeAbsent, Size: -1}},
+		"skip no reason":     {Kind: KindSkip, Window: "w", Path: "a", State: &State{Type: TypeFile}},
+		"outside in window":  {Kind: KindOutside, Window: "w", Path: "a", State: fileState(h1), Image: ImageAfter},
+		"outside no image":   {Kind: KindOutside, Path: "a", State: fileState(h1)},
+		"rewind no target":   {Kind: KindRewind, Op: "op"},
+		"unknown kind":       {Kind: "snapshot", Window: "w"},
+		"open with reason":   {Kind: KindOpen, Window: "w", Reason: ReasonInterrupted},
+		"close other reason": {Kind: KindClose, Window: "w", Reason: "tired"},
+		"dotdot":             {Kind: KindAfter, Window: "w", Path: "../etc/passwd", State: fileState(h1)},
+		"absolute":           {Kind: KindAfter, Window: "w", Path: "/etc/passwd", State: fileState(h1)},
 	}
 	for name, r := range bad {
 		if r.V == 0 {

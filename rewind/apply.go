@@ -153,6 +153,9 @@ func (a *Applier) do(o Op) error {
 	case ActChmod:
 		return a.Dir.Chmod(o.Path, t.Mode)
 	case ActRestore, ActCreate, ActSymlink:
+		if t.Type.Special() {
+			return a.Dir.Mknod(o.Path, t)
+		}
 		h, err := cas.ParseHash(string(t.Hash))
 		if err != nil {
 			return err

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ckfs-dev/ckfs/index"
+	"golang.org/x/sys/unix"
 )
 
 // ErrRefused means a safety check refused the rewind; nothing was written.
@@ -111,7 +112,7 @@ func CheckPlan(records []index.Record, plan *Plan, in CheckInput) *Report {
 		}
 		cur := s.Current
 		lastSt := *rec.State
-		same := cur.Type == lastSt.Type && cur.Mode == lastSt.Mode && (cur.Hash == lastSt.Hash || (rec.Kind == index.KindSkip && cur.Size == lastSt.Size && cur.MTime == lastSt.MTime))
+		same := cur.Type == lastSt.Type && cur.Mode == lastSt.Mode && cur.Rdev == lastSt.Rdev && (cur.Hash == lastSt.Hash || (rec.Kind == index.KindSkip && cur.Size == lastSt.Size && cur.MTime == lastSt.MTime))
 		if cur.Type == index.TypeDir && lastSt.Type == index.TypeDir {
 			same = cur.Mode == lastSt.Mode
 		}
@@ -164,6 +165,10 @@ func describe(s index.State) string {
 		return fmt.Sprintf("directory %o", s.Mode)
 	case index.TypeSymlink:
 		return "symlink " + short(string(s.Hash))
+	case index.TypeChar, index.TypeBlock:
+		return fmt.Sprintf("%s %d:%d mode %o", s.Type, unix.Major(s.Rdev), unix.Minor(s.Rdev), s.Mode)
+	case index.TypeFIFO, index.TypeSocket:
+		return fmt.Sprintf("%s mode %o", s.Type, s.Mode)
 	}
 	return fmt.Sprintf("%d bytes %s mode %o", s.Size, short(string(s.Hash)), s.Mode)
 }

@@ -115,7 +115,14 @@ func (d *Dir) stat(rel string, withHash bool) (index.State, error) {
 		}
 		s.Hash, s.Size = index.Hash(h.String()), n
 	default:
-		return s, fmt.Errorf("%s is a special file (mode %o): ckfs restores only files, directories and symlinks", rel, st.Mode&unix.S_IFMT)
+		t, ok := index.TypeOfMode(uint32(st.Mode))
+		if !ok {
+			return s, fmt.Errorf("%s has an unknown file type (mode %o)", rel, st.Mode&unix.S_IFMT)
+		}
+		s.Type, s.Size = t, 0
+		if t == index.TypeChar || t == index.TypeBlock {
+			s.Rdev = uint64(st.Rdev)
+		}
 	}
 	return s, nil
 }
@@ -177,11 +184,22 @@ func readlinkat(dirfd int, name string) (string, error) {
 	}
 }
 
+// tempName returns a fresh temp name beside base. It keeps as much of base
+// as fits (so a person who finds one left by a crash can tell what it was)
+// while the whole stays within NAME_MAX bytes, cutting on a byte boundary:
+// the name is only ever used through *at calls, never shown unescaped.
 func tempName(base string) string {
 	var b [6]byte
 	rand.Read(b[:])
-	return ".ckfs-rewind-" + hex.EncodeToString(b[:]) + "-" + base
+	prefix := ".ckfs-rewind-" + hex.EncodeToString(b[:]) + "-"
+	if max := nameMax - len(prefix); len(base) > max {
+		base = base[:max]
+	}
+	return prefix + base
 }
+
+// nameMax is the longest file name (in bytes) Linux filesystems accept.
+const nameMax = 255
 
 // WriteFile replaces rel with content and mode atomically: temp file in the
 // same directory, write, exact mode, fsync, rename, fsync the directory.
@@ -258,6 +276,29 @@ func (d *Dir) Symlink(rel, target string) error {
 	if err := unix.Renameat(pfd, tmp, pfd, base); err != nil {
 		unix.Unlinkat(pfd, tmp, 0)
 		return &os.PathError{Op: "symlink", Path: rel, Err: err}
+	}
+	return unix.Fsync(pfd)
+}
+
+// Mknod replaces rel with a FIFO, socket or device node of exactly the
+// given type, mode and device number.
+func (d *Dir) Mknod(rel string, st index.State) error {
+	pfd, base, err := d.parent(rel)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(pfd)
+	tmp := tempName(base)
+	if err := mknodat(pfd, tmp, index.ModeOfType(st.Type)|0o600, st.Rdev); err != nil {
+		return &os.PathError{Op: "mknod", Path: rel, Err: err}
+	}
+	err = unix.Fchmodat(pfd, tmp, st.Mode, 0)
+	if err == nil {
+		err = unix.Renameat(pfd, tmp, pfd, base)
+	}
+	if err != nil {
+		unix.Unlinkat(pfd, tmp, 0)
+		return &os.PathError{Op: "mknod", Path: rel, Err: err}
 	}
 	return unix.Fsync(pfd)
 }

@@ -18,11 +18,11 @@ type Action string
 
 // The actions, in the order a plan applies them.
 const (
-	ActRemove  Action = "delete"   // remove a file or symlink
+	ActRemove  Action = "delete"   // remove a file, symlink or special file
 	ActRmdir   Action = "rmdir"    // remove a directory
 	ActMkdir   Action = "mkdir"    // create a directory
 	ActRestore Action = "restore"  // write a file's content (and mode)
-	ActCreate  Action = "recreate" // write a file or symlink that does not exist now
+	ActCreate  Action = "recreate" // write a file, symlink or special file that does not exist now
 	ActSymlink Action = "relink"   // replace a symlink's target
 	ActChmod   Action = "chmod"    // change the mode only
 )
@@ -94,22 +94,24 @@ func actions(cur, want index.State) []Action {
 			return []Action{ActRestore}
 		case cur.Hash != want.Hash && cur.Type == index.TypeSymlink:
 			return []Action{ActSymlink}
+		case cur.Rdev != want.Rdev:
+			return []Action{ActRemove, ActCreate} // another device: a new node
 		case cur.Mode != want.Mode && cur.Type != index.TypeSymlink:
 			return []Action{ActChmod}
 		}
 		return nil
 	}
 	var out []Action
-	switch cur.Type {
-	case index.TypeFile, index.TypeSymlink:
+	switch {
+	case cur.Type == index.TypeFile || cur.Type == index.TypeSymlink || cur.Type.Special():
 		out = append(out, ActRemove)
-	case index.TypeDir:
+	case cur.Type == index.TypeDir:
 		out = append(out, ActRmdir)
 	}
-	switch want.Type {
-	case index.TypeFile, index.TypeSymlink:
+	switch {
+	case want.Type == index.TypeFile || want.Type == index.TypeSymlink || want.Type.Special():
 		out = append(out, ActCreate)
-	case index.TypeDir:
+	case want.Type == index.TypeDir:
 		out = append(out, ActMkdir)
 	}
 	return out

@@ -3,7 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"os"
+
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -11,6 +11,7 @@ import (
 	"github.com/aymanbagabas/go-udiff"
 	"github.com/ckfs-dev/ckfs/cas"
 	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/rewind"
 	"github.com/fatih/color"
 )
 
@@ -21,6 +22,7 @@ type workspaceView struct {
 	mounted bool
 	records []index.Record
 	cas     *cas.Local
+	dir     *rewind.Dir // the workspace, for reads beneath its root
 }
 
 // openView finds the store of dir and reads its timeline; a live daemon
@@ -98,25 +100,27 @@ func (v *workspaceView) content(s index.State) ([]byte, error) {
 }
 
 // diskContent reads a path of the workspace as it is now (through the
-// mount when mounted: the command is not the daemon).
+// mount when mounted: the command is not the daemon). Every path element is
+// opened beneath the root without following a symlink, so a symlinked
+// directory can never make it read (and print) a file outside the
+// workspace; a FIFO or device is never opened.
 func (v *workspaceView) diskContent(rel string) ([]byte, index.FileType, error) {
-	p := filepath.Join(v.meta.Root, filepath.FromSlash(rel))
-	st, err := os.Lstat(p)
-	if err != nil {
-		if os.IsNotExist(err) {
-			return nil, index.TypeAbsent, nil
+	if v.dir == nil {
+		fd, err := openRoot(v.meta.Root)
+		if err != nil {
+			return nil, "", fmt.Errorf("open %s: %w", v.meta.Root, err)
 		}
+		v.dir = rewind.NewDir(fd) // closed when the command exits
+	}
+	st, err := v.dir.Stat(rel)
+	if err != nil {
 		return nil, "", err
 	}
-	switch {
-	case st.IsDir():
-		return nil, index.TypeDir, nil
-	case st.Mode()&os.ModeSymlink != 0:
-		t, err := os.Readlink(p)
-		return []byte(t), index.TypeSymlink, err
+	if st.Type != index.TypeFile && st.Type != index.TypeSymlink {
+		return nil, st.Type, nil
 	}
-	b, err := os.ReadFile(p)
-	return b, index.TypeFile, err
+	b, err := v.dir.Content(rel)
+	return b, st.Type, err
 }
 
 func isBinary(b []byte) bool {

@@ -74,7 +74,7 @@ func workspaceDir(store string) (*rewind.Dir, func()) {
 	if err != nil {
 		return nil, func() {}
 	}
-	fd, err := unix.Open(meta.Root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err := openRoot(meta.Root)
 	if err != nil {
 		return nil, func() {}
 	}
