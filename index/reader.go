@@ -56,6 +56,11 @@ func ParseRecord(line []byte) (*Record, error) {
 		}
 		return nil, err
 	}
+	p, err := DecodePath(r.Path)
+	if err != nil {
+		return nil, err
+	}
+	r.Path = p
 	if err := r.Validate(); err != nil {
 		return nil, err
 	}

@@ -211,7 +211,13 @@ func (w *Writer) append(recs []*Record, sync bool) error {
 		if err := r.Validate(); err != nil {
 			return fmt.Errorf("append %s record: %w", r.Kind, err)
 		}
-		b, err := json.Marshal(r)
+		out := r
+		if enc := EncodePath(r.Path); enc != r.Path {
+			c := *r
+			c.Path = enc
+			out = &c
+		}
+		b, err := json.Marshal(out)
 		if err != nil {
 			return err
 		}

@@ -218,6 +218,9 @@ func (a *Applier) Rollback(op string) error {
 	if err != nil {
 		return err
 	}
+	if j.Root != a.Root {
+		return fmt.Errorf("rollback of %s refused; nothing was changed: its journal is for %s, not %s (roll it back where it was made, or --abandon it): %w", op, j.Root, a.Root, ErrRefused)
+	}
 	plan := &Plan{}
 	for _, p := range j.Paths {
 		cur, err := a.Dir.State(p.Path)

@@ -118,11 +118,11 @@ func CheckPlan(records []index.Record, plan *Plan, in CheckInput) *Report {
 		}
 		switch {
 		case !same:
-			dirty = append(dirty, fmt.Sprintf("%s (on disk: %s; last recorded: %s)", s.Path, describe(cur), describe(lastSt)))
+			dirty = append(dirty, fmt.Sprintf("%s (on disk: %s; last recorded: %s)", index.Display(s.Path), describe(cur), describe(lastSt)))
 		case changer[s.Path] == index.KindOutside:
-			outside = append(outside, s.Path)
+			outside = append(outside, index.Display(s.Path))
 		case cur.Type != index.TypeDir && cur.MTime > lastSt.MTime:
-			newer = append(newer, s.Path)
+			newer = append(newer, index.Display(s.Path))
 		}
 	}
 	add(Check{Name: checkUnrecorded, OK: len(dirty) == 0 || in.Force, Warn: len(dirty) > 0, Paths: dirty,

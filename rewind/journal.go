@@ -64,7 +64,13 @@ func ParseJournal(b []byte) (*Journal, error) {
 		return nil, fmt.Errorf("root %q is not absolute", j.Root)
 	}
 	seen := map[string]bool{}
-	for _, p := range j.Paths {
+	for i := range j.Paths {
+		p := &j.Paths[i]
+		dec, err := index.DecodePath(p.Path)
+		if err != nil {
+			return nil, err
+		}
+		p.Path = dec
 		if err := index.ValidatePath(p.Path); err != nil {
 			return nil, err
 		}
@@ -92,7 +98,14 @@ func WriteJournal(dir string, j *Journal) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(j, "", "  ")
+	// Paths in their record form: byte-exact even when not UTF-8.
+	c := *j
+	c.Paths = make([]JournalPath, len(j.Paths))
+	for i, p := range j.Paths {
+		p.Path = index.EncodePath(p.Path)
+		c.Paths[i] = p
+	}
+	b, err := json.MarshalIndent(&c, "", "  ")
 	if err != nil {
 		return err
 	}

@@ -39,7 +39,7 @@ func badObjects(store cas.Store, steps []Step, state func(Step) index.State) []s
 			err = store.Verify(h)
 		}
 		if err != nil {
-			bad = append(bad, fmt.Sprintf("%s (%s): %s", s.Path, st.Hash, objectProblem(err)))
+			bad = append(bad, fmt.Sprintf("%s (%s): %s", index.Display(s.Path), st.Hash, objectProblem(err)))
 		}
 	}
 	return bad

@@ -462,3 +462,55 @@ func TestRollbackRefusesDamagedContent(t *testing.T) {
 	}
 	sameTree(t, "after a refused rollback", snapshot(t, w.root), before)
 }
+
+// A journal made for another root is never rolled back here.
+func TestRollbackChecksTheJournalRoot(t *testing.T) {
+	w, cps, _ := scenario(t)
+	stop := errors.New("injected")
+	if _, err := rewind.Run(w.env(func(i int, op rewind.Op) error {
+		if i == 0 {
+			return stop
+		}
+		return nil
+	}), rewind.Request{Target: cps[0], Apply: true, Op: "r-0002"}); !errors.Is(err, stop) {
+		t.Fatalf("apply: %v", err)
+	}
+	before := snapshot(t, w.root)
+	env := w.env(nil)
+	env.Applier.Root = "/somewhere/else"
+	if err := env.Applier.Rollback("r-0002"); !errors.Is(err, rewind.ErrRefused) || !strings.Contains(err.Error(), w.root) {
+		t.Fatalf("rollback with another root: %v", err)
+	}
+	sameTree(t, "after a refused rollback", snapshot(t, w.root), before)
+	if err := w.env(nil).Applier.Rollback("r-0002"); err != nil {
+		t.Fatalf("rollback where it was made: %v", err)
+	}
+}
+
+// Names that are not UTF-8, and names near NAME_MAX, rewind byte-exact.
+func TestRewindKeepsOddNames(t *testing.T) {
+	w := newWS(t)
+	names := []string{"caf\xe9.txt", strings.Repeat("n", 250), "line\nbreak", "\xff\xfe"}
+	w.window("w1", func() {
+		for _, n := range names {
+			w.write(n, "v1\n")
+		}
+	})
+	b, _ := w.window("w2", func() {
+		for _, n := range names {
+			w.write(n, "v2\n")
+		}
+	})
+	if _, err := rewind.Run(w.env(nil), rewind.Request{Target: b, Apply: true}); err != nil {
+		t.Fatalf("rewind: %v", err)
+	}
+	for _, n := range names {
+		if got, err := os.ReadFile(w.p(n)); err != nil || string(got) != "v1\n" {
+			t.Errorf("%q after the rewind: %q, %v", n, got, err)
+		}
+	}
+	ents, _ := os.ReadDir(w.root)
+	if len(ents) != len(names) {
+		t.Errorf("the rewind left %d names, want %d (temp files or wrongly named files)", len(ents), len(names))
+	}
+}

@@ -126,12 +126,12 @@ func blockedDirs(p *Plan, d *Dir) Check {
 		}
 		names, err := d.Entries(s.Path)
 		if err != nil {
-			blocked = append(blocked, fmt.Sprintf("%s (%v)", s.Path, err))
+			blocked = append(blocked, fmt.Sprintf("%s (%v)", index.Display(s.Path), err))
 			continue
 		}
 		for _, n := range names {
 			if !removed[s.Path+"/"+n] {
-				blocked = append(blocked, s.Path+"/"+n)
+				blocked = append(blocked, index.Display(s.Path+"/"+n))
 			}
 		}
 	}
@@ -146,5 +146,5 @@ func Describe(s Step) string {
 	for _, a := range s.Actions {
 		parts = append(parts, string(a))
 	}
-	return strings.Join(parts, "+") + " " + s.Path
+	return strings.Join(parts, "+") + " " + index.Display(s.Path)
 }

@@ -81,7 +81,7 @@ func (v *workspaceView) diffCheckpoints(out func(path string) io.Writer, a, b ui
 			continue
 		}
 		if ea.Unknown || eb.Unknown {
-			fmt.Fprintf(out(p), "%s: content not stored (%s%s)\n", p, ea.Reason, eb.Reason)
+			fmt.Fprintf(out(p), "%s: content not stored (%s%s)\n", index.Display(p), ea.Reason, eb.Reason)
 			continue
 		}
 		from, err := v.content(ea.State)
@@ -106,7 +106,7 @@ func (v *workspaceView) diffToDisk(out func(path string) io.Writer, a uint64, la
 			return err
 		}
 		if ea.Unknown {
-			fmt.Fprintf(out(p), "%s: content at %s not stored (%s)\n", p, la, ea.Reason)
+			fmt.Fprintf(out(p), "%s: content at %s not stored (%s)\n", index.Display(p), la, ea.Reason)
 			continue
 		}
 		then, err := v.content(ea.State)
@@ -122,12 +122,12 @@ func (v *workspaceView) diffToDisk(out func(path string) io.Writer, a uint64, la
 func (v *workspaceView) printPathDiff(out io.Writer, p, la, lb string, sa, sb index.State, from, to []byte) {
 	switch {
 	case sa.Type != sb.Type && (sa.Type == index.TypeDir || sb.Type == index.TypeDir || sa.Type == index.TypeAbsent || sb.Type == index.TypeAbsent) && (sa.Type == index.TypeDir || sb.Type == index.TypeDir):
-		fmt.Fprintf(out, "%s: %s at %s, %s at %s\n", p, sa.Type, la, sb.Type, lb)
+		fmt.Fprintf(out, "%s: %s at %s, %s at %s\n", index.Display(p), sa.Type, la, sb.Type, lb)
 		return
 	case sa.Type != sb.Type && sa.Type != index.TypeAbsent && sb.Type != index.TypeAbsent:
-		fmt.Fprintf(out, "%s: %s at %s, %s at %s\n", p, sa.Type, la, sb.Type, lb)
+		fmt.Fprintf(out, "%s: %s at %s, %s at %s\n", index.Display(p), sa.Type, la, sb.Type, lb)
 	}
-	fmt.Fprint(out, colorDiff(unifiedDiff(p, la, lb, from, to)))
+	fmt.Fprint(out, colorDiff(unifiedDiff(index.Display(p), la, lb, from, to)))
 }
 
 func sortedStateKeys(m map[string]index.Entry) []string {

@@ -281,7 +281,7 @@ func printLog(out io.Writer, entries []logEntry, records []index.Record) {
 			case f.Status == "added" || f.Status == "deleted" || f.Status == "modified" || f.Status == "type":
 				detail = fmt.Sprintf("+%d -%d", f.Added, f.Removed)
 			}
-			fmt.Fprintf(out, "%s    %s %s  %s\n", pre, mark[f.Status], f.Path, detail)
+			fmt.Fprintf(out, "%s    %s %s  %s\n", pre, mark[f.Status], index.Display(f.Path), detail)
 		}
 	}
 }

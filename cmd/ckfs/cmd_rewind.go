@@ -249,7 +249,7 @@ func (v *workspaceView) printOutcome(out io.Writer, what string, o *rewind.Outco
 		fmt.Fprintln(out, "  nothing to change: the files already match")
 	}
 	for _, s := range o.Plan.Steps {
-		fmt.Fprintf(out, "  %-9s %s\n", strings.Join(actionNames(s.Actions), "+"), s.Path)
+		fmt.Fprintf(out, "  %-9s %s\n", strings.Join(actionNames(s.Actions), "+"), index.Display(s.Path))
 		if o.Applied || s.Target.Type == index.TypeDir || s.Current.Type == index.TypeDir {
 			continue
 		}
@@ -262,12 +262,12 @@ func (v *workspaceView) printOutcome(out io.Writer, what string, o *rewind.Outco
 			fmt.Fprintf(out, "    (cannot read the checkpoint's content: %v)\n", err)
 			continue
 		}
-		if d := unifiedDiff(s.Path, "now", "checkpoint", now, then); d != "" {
+		if d := unifiedDiff(index.Display(s.Path), "now", "checkpoint", now, then); d != "" {
 			fmt.Fprint(out, indent(colorDiff(d), "    "))
 		}
 	}
 	for _, u := range o.Plan.CannotRestore {
-		fmt.Fprintf(out, "  cannot restore %s: %s\n", u.Path, u.Reason)
+		fmt.Fprintf(out, "  cannot restore %s: %s\n", index.Display(u.Path), u.Reason)
 	}
 	quiet := o.Applied
 	for _, c := range o.Report.Checks {
