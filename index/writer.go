@@ -114,7 +114,7 @@ func tail(f *os.File, path string) ([]byte, int64, int64, error) {
 	}
 	nl := bytes.LastIndexByte(buf, '\n')
 	if nl < 0 && start > 0 {
-		return nil, 0, 0, fmt.Errorf("timeline %s: the last %d bytes hold no complete record; run ckfs verify", path, tailWindow)
+		return nil, 0, 0, fmt.Errorf("timeline %s: the last %d bytes hold no complete record; run ckfs verify --repair with the workspace unmounted (it moves them to quarantine/)", path, tailWindow)
 	}
 	end := start + int64(nl) + 1
 	if nl < 0 {
@@ -144,7 +144,7 @@ func LastSeq(path string) (uint64, error) {
 	}
 	rec, err := ParseRecord(last)
 	if err != nil {
-		return 0, fmt.Errorf("timeline %s: last record is invalid: %w; run ckfs verify", path, err)
+		return 0, fmt.Errorf("timeline %s: last record is invalid: %w; run ckfs verify --repair with the workspace unmounted (it moves bad lines to quarantine/ and keeps every good record)", path, err)
 	}
 	return rec.Seq, nil
 }
@@ -172,7 +172,7 @@ func (w *Writer) recover() (*Repair, error) {
 	}
 	rec, err := ParseRecord(last)
 	if err != nil {
-		return nil, fmt.Errorf("timeline %s: last record is invalid: %w; run ckfs verify", w.path, err)
+		return nil, fmt.Errorf("timeline %s: last record is invalid: %w; run ckfs verify --repair with the workspace unmounted (it moves bad lines to quarantine/ and keeps every good record)", w.path, err)
 	}
 	// What a killed writer left in the page cache is made durable now.
 	if err := datasync(w.f); err != nil {

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,7 +77,7 @@ func TestVerifyFindsPlantedFaults(t *testing.T) {
 	out = w.ckfs("verify", "--repair", "--json")
 	json.Unmarshal([]byte(out), &r)
 	joined := strings.Join(r.Repaired, "\n")
-	for _, want := range []string{"recovered corrupt object", "moved corrupt object", "removed orphan temp file", "removed a torn last line", "cut the torn last line of " + filepath.Join(w.store, "marks.jsonl")} {
+	for _, want := range []string{"recovered corrupt object", "moved corrupt object", "removed orphan temp file", "timeline: moved 1 bad line(s) to", "cut the torn last line of " + filepath.Join(w.store, "marks.jsonl")} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("--repair did not report %q:\n%s", want, joined)
 		}
@@ -100,5 +101,47 @@ func TestVerifyFindsPlantedFaults(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(w.root, "a.txt")); string(b) != "a1\n" {
 		t.Errorf("verify touched the workspace: a.txt = %q", b)
+	}
+}
+
+// One bad line in the middle of the timeline (garbage, a duplicate seq, a
+// huge line) stops mount, log and rewind, each naming the line and the
+// repair; verify --repair moves the bad lines to quarantine verbatim, and
+// then everything works again with every good record kept.
+func TestBadTimelineLinesAreQuarantined(t *testing.T) {
+	w := mountWorkspace(t, `printf 'a0\n' > a.txt`)
+	w.window("w1", `printf 'a1\n' > a.txt`)
+	w.window("w2", `printf 'a2\n' > a.txt`)
+	w.unmount()
+	tl := filepath.Join(w.store, index.TimelineFile)
+	b, _ := os.ReadFile(tl)
+	lines := strings.SplitAfter(string(b), "\n")
+	mid := len(lines) / 2
+	planted := strings.Join(lines[:mid], "") + "garbage, not a record\n" + lines[mid-1] + `{"v":1,"x":"` + strings.Repeat("z", 3<<20) + "\"}\n" + strings.Join(lines[mid:], "")
+	os.WriteFile(tl, []byte(planted), 0o600)
+	for _, args := range [][]string{{"mount", w.root}, {"log"}, {"rewind", "--to", "w1"}} {
+		out, code := w.exitCode(nil, args...)
+		if code == 0 || !strings.Contains(out, fmt.Sprintf("line %d", mid+1)) || !strings.Contains(out, "ckfs verify --repair") {
+			t.Errorf("ckfs %s with a bad line: exit %d\n%s", strings.Join(args, " "), code, out)
+		}
+	}
+	out := w.ckfs("verify", "--repair")
+	if !strings.Contains(out, "moved 3 bad line(s)") {
+		t.Fatalf("verify --repair:\n%s", out)
+	}
+	if out, code := w.exitCode(nil, "verify"); code != 0 {
+		t.Fatalf("verify after the repair: exit %d\n%s", code, out)
+	}
+	ents, _ := filepath.Glob(filepath.Join(w.store, "quarantine", "snapshots-*.lines"))
+	if len(ents) != 1 {
+		t.Fatalf("quarantine files: %v", ents)
+	}
+	if q, _ := os.ReadFile(ents[0]); !strings.Contains(string(q), "garbage, not a record") || len(q) < 3<<20 {
+		t.Errorf("the quarantine does not hold the bad lines verbatim (%d bytes)", len(q))
+	}
+	w.mount()
+	w.ckfs("rewind", "--files", "--to", "w2")
+	if got := w.read("a.txt"); got != "a1\n" {
+		t.Errorf("a.txt after the repair and a rewind to before w2: %q", got)
 	}
 }

@@ -18,9 +18,11 @@ torn or bad timeline line, temp files left by a crash, unfinished rewinds,
 and the checkpoints that can no longer be fully restored. Safe while
 mounted. --repair recovers a corrupt object from any workspace file that
 still holds its content (and moves one no file holds to quarantine/ in the
-store), removes orphan temp files and truncates a torn tail (when the store
-is not in use); it reads the workspace but never writes it. Exit code 1
-when something is wrong.`,
+store), removes orphan temp files, and moves every bad timeline line (a
+torn append, garbage, a duplicate seq, an oversized line) verbatim to
+quarantine/ in the store so that the good records load again (when the
+store is not in use); it reads the workspace but never writes it. Exit
+code 1 when something is wrong.`,
 		Example: "  ckfs verify\n  ckfs verify --repair --json",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -44,7 +46,7 @@ when something is wrong.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	cmd.Flags().BoolVar(&repair, "repair", false, "recover or quarantine corrupt objects, remove orphan temp files, truncate a torn tail")
+	cmd.Flags().BoolVar(&repair, "repair", false, "recover or quarantine corrupt objects and bad timeline lines, remove orphan temp files")
 	return cmd
 }
 

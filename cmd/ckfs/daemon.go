@@ -138,7 +138,7 @@ func runDaemon(ctx context.Context, o daemonOptions, ready io.Writer) (err error
 		return err
 	}
 	if tail != nil {
-		return fmt.Errorf("timeline %s: %v: run ckfs verify", filepath.Join(o.Store, index.TimelineFile), tail)
+		return badTimeline(o.Store, tail)
 	}
 	rootFd, err := openRoot(o.Root)
 	if err != nil {

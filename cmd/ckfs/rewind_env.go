@@ -31,7 +31,7 @@ func rewindEnv(store string, storeRoot, workRoot string, cs cas.Store, rootFd in
 			return rewind.Env{}, err
 		}
 		if tail != nil && !tail.Torn {
-			return rewind.Env{}, fmt.Errorf("timeline %s: %v: run ckfs verify before rewinding", filepath.Join(store, index.TimelineFile), tail)
+			return rewind.Env{}, badTimeline(store, tail)
 		}
 	}
 	pending, err := rewind.PendingJournals(rewind.JournalDir(store))

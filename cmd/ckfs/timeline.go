@@ -43,7 +43,7 @@ func openView(cmdStore func() (string, *storeMeta, error)) (*workspaceView, erro
 		return nil, err
 	}
 	if tail != nil && !tail.Torn {
-		return nil, fmt.Errorf("timeline %s: %v: run ckfs verify", filepath.Join(store, index.TimelineFile), tail)
+		return nil, badTimeline(store, tail)
 	}
 	v.records = recs
 	if v.cas, err = cas.Open(store, nil); err != nil {
@@ -179,4 +179,10 @@ func colorDiff(d string) string {
 		}
 	}
 	return strings.Join(lines, "")
+}
+
+// badTimeline is the error for a timeline with a bad line: where, what,
+// and the command that repairs it.
+func badTimeline(store string, tail *index.LineError) error {
+	return fmt.Errorf("timeline %s: %v: run ckfs verify --repair (with the workspace unmounted; it moves the bad line, verbatim, to %s/ in the store and keeps every good record)", filepath.Join(store, index.TimelineFile), tail, index.QuarantineDir)
 }

@@ -74,10 +74,15 @@ func verifyStore(store string, repair bool, now time.Time, progress io.Writer) (
 	if err != nil {
 		return nil, err
 	}
-	r.Records = len(recs)
 	if tail != nil {
 		r.Tail = tail.Error()
+		if repair {
+			if recs, err = quarantineTimeline(store, now, r); err != nil {
+				return nil, err
+			}
+		}
 	}
+	r.Records = len(recs)
 	// Content only checkpoints below the watermark needed was collected on
 	// purpose: it is not missing.
 	r.Watermark, _ = index.Watermark(recs)
@@ -130,27 +135,26 @@ func verifyStore(store string, repair bool, now time.Time, progress io.Writer) (
 				r.Repaired = append(r.Repaired, "removed orphan temp file "+t)
 			}
 		}
-		if tail != nil {
-			if tail.Torn {
-				w, rep, err := index.OpenWriter(store, index.WriterOptions{})
-				switch {
-				case errors.Is(err, index.ErrLocked):
-					r.Repaired = append(r.Repaired, "torn tail left: the store is in use (the daemon repairs it when it next starts)")
-				case err != nil:
-					return nil, err
-				default:
-					if rep != nil {
-						r.Repaired = append(r.Repaired, "timeline: "+rep.String())
-					}
-					w.Close()
-				}
-			} else {
-				r.Repaired = append(r.Repaired, "timeline: a bad line is not a torn tail and was left in place: "+tail.Error())
-			}
-		}
 	}
 	r.Clean = len(r.Corrupt) == 0 && len(r.Missing) == 0 && r.Tail == "" && len(r.OrphanTemps) == 0 && len(r.PendingJournals) == 0 && len(r.ConvTails) == 0
 	return r, nil
+}
+
+// quarantineTimeline moves the timeline's bad lines to quarantine/ and
+// returns the records it holds then.
+func quarantineTimeline(store string, now time.Time, r *verifyReport) ([]index.Record, error) {
+	tl := filepath.Join(store, index.TimelineFile)
+	q, err := index.QuarantineBadLines(store, now)
+	switch {
+	case errors.Is(err, index.ErrLocked):
+		r.Repaired = append(r.Repaired, "timeline: bad lines left in place: the store is in use (unmount it, then run ckfs verify --repair again)")
+	case err != nil:
+		return nil, err
+	case len(q.Lines) > 0:
+		r.Repaired = append(r.Repaired, fmt.Sprintf("timeline: moved %d bad line(s) to %s (line numbers and reasons in %s); kept %d records", len(q.Lines), q.File, q.Report, q.Kept))
+	}
+	recs, _, err := index.Load(tl)
+	return recs, err
 }
 
 // unrestorable lists the window boundaries whose state names a bad object.
