@@ -46,6 +46,11 @@ type Result struct {
 	Freed        int64  `json:"freed_bytes"`
 	KeptRecent   int    `json:"kept_recent"` // unreferenced but stored during the collection
 	TempsRemoved int    `json:"temps_removed"`
+	// Missing and Damaged count objects that kept checkpoints need but the
+	// store does not hold, or holds with a header that does not decode (a
+	// collection reads headers only: ckfs verify rehashes every object).
+	Missing int `json:"missing_objects,omitempty"`
+	Damaged int `json:"damaged_objects,omitempty"`
 }
 
 // tempAge is how old a temp file must be before a collection removes it: a
@@ -82,7 +87,11 @@ func Collect(o Options) (*Result, error) {
 			return fmt.Errorf("timeline %s: %v: nothing was collected; run ckfs verify --repair (with the workspace unmounted; it moves the bad line to quarantine/ and keeps every good record)", filepath.Join(o.Store, index.TimelineFile), tail)
 		}
 		stored := map[index.Hash]int64{}
+		var damaged []index.Hash
 		err = o.CAS.Walk(func(i cas.Info) error {
+			if i.Size < 0 {
+				damaged = append(damaged, index.Hash(i.Hash.String()))
+			}
 			objects = append(objects, i)
 			stored[index.Hash(i.Hash.String())] = i.Stored
 			res.StoredBytes += i.Stored
@@ -98,6 +107,16 @@ func Collect(o Options) (*Result, error) {
 			return err
 		}
 		keepUndo(recs, live)
+		for h := range live {
+			if _, ok := stored[h]; !ok {
+				res.Missing++
+			}
+		}
+		for _, h := range damaged {
+			if live[h] {
+				res.Damaged++
+			}
+		}
 		if o.DryRun || res.Watermark <= res.Previous {
 			return nil
 		}

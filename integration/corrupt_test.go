@@ -83,3 +83,26 @@ func TestRewindRefusesDamagedTarget(t *testing.T) {
 		t.Fatalf("twin.txt after undo = %q", got)
 	}
 }
+
+// log and gc never call lost content "collected" or checkpoints
+// "restorable" when the store lost what they need.
+func TestLogAndGCReportLostContent(t *testing.T) {
+	w := mountWorkspace(t, `printf 'a0\n' > a.txt && printf 'b0\n' > b.txt`)
+	w.window("w1", `printf 'a1\n' > a.txt && printf 'b1\n' > b.txt`)
+	s, err := cas.Open(w.store, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(s.Path(cas.Sum([]byte("a1\n")))) // missing
+	p := s.Path(cas.Sum([]byte("b1\n")))      // damaged header
+	os.Chmod(p, 0o644)
+	os.WriteFile(p, []byte("XXXX"), 0o444)
+	log := w.ckfs("log")
+	if strings.Contains(log, "collected") || !strings.Contains(log, "content missing") || !strings.Contains(log, "content damaged") {
+		t.Errorf("log:\n%s", log)
+	}
+	out := w.ckfs("gc", "--dry-run")
+	if strings.Contains(out, "stay restorable") || !strings.Contains(out, "1 objects they need are missing and 1 are damaged") {
+		t.Errorf("gc --dry-run:\n%s", out)
+	}
+}

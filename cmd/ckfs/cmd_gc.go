@@ -155,6 +155,8 @@ func printGC(out io.Writer, r *gc.Result, asJSON bool) {
 	}
 	fmt.Fprintf(out, "policy: %s\n", r.Policy)
 	switch {
+	case r.Missing > 0 || r.Damaged > 0:
+		fmt.Fprintf(out, "checkpoints from %d on are kept, but not all can be restored: %d objects they need are missing and %d are damaged; run ckfs verify (--repair recovers what it can)\n", max(r.Watermark, 1), r.Missing, r.Damaged)
 	case r.Watermark == 0:
 		fmt.Fprintf(out, "all %d checkpoints stay restorable\n", r.Checkpoints)
 	case r.Watermark > r.Previous:

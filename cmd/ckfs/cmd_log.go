@@ -2,12 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/ckfs-dev/ckfs/cas"
 	"github.com/ckfs-dev/ckfs/index"
 	"github.com/ckfs-dev/ckfs/session"
 	"github.com/spf13/cobra"
@@ -41,6 +43,7 @@ type logFile struct {
 	Dir       bool   `json:"dir,omitempty"`
 	Reason    string `json:"reason,omitempty"`
 	Collected bool   `json:"content_collected,omitempty"` // its content was removed by ckfs gc
+	Problem   string `json:"content_problem,omitempty"`   // "damaged" or "missing": the store lost content it should hold
 }
 
 func newLogCmd() *cobra.Command {
@@ -208,13 +211,25 @@ func (v *workspaceView) fileChange(h index.History, path string, before, after u
 		f.Dir = true
 		return f, true
 	}
-	from, ferr := v.content(b.State)
-	to, terr := v.content(a.State)
-	if ferr != nil || terr != nil {
-		f.Collected = true
-		return f, true
+	from, err := v.content(b.State)
+	if err == nil {
+		var to []byte
+		if to, err = v.content(a.State); err == nil {
+			f.Added, f.Removed, f.Binary = lineCounts(from, to)
+			return f, true
+		}
 	}
-	f.Added, f.Removed, f.Binary = lineCounts(from, to)
+	// Only content that checkpoints below the watermark alone needed was
+	// collected on purpose; anything else the store should still hold.
+	wm, _ := index.Watermark(v.records)
+	switch {
+	case errors.Is(err, cas.ErrCorrupt):
+		f.Problem = "damaged"
+	case errors.Is(err, cas.ErrNotFound) && after < wm:
+		f.Collected = true
+	default:
+		f.Problem = "missing"
+	}
 	return f, true
 }
 
@@ -274,6 +289,10 @@ func printLog(out io.Writer, entries []logEntry, records []index.Record) {
 				detail = "not stored: " + f.Reason
 			case f.Collected:
 				detail = "content collected"
+			case f.Problem == "damaged":
+				detail = "content damaged in the store: run ckfs verify --repair"
+			case f.Problem == "missing":
+				detail = "content missing from the store: run ckfs verify"
 			case f.Binary:
 				detail = "binary"
 			case f.Dir:
