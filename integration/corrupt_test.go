@@ -94,7 +94,7 @@ func TestLogAndGCReportLostContent(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Remove(s.Path(cas.Sum([]byte("a1\n")))) // missing
-	p := s.Path(cas.Sum([]byte("b1\n")))      // damaged header
+	p := s.Path(cas.Sum([]byte("b1\n")))       // damaged header
 	os.Chmod(p, 0o644)
 	os.WriteFile(p, []byte("XXXX"), 0o444)
 	log := w.ckfs("log")
