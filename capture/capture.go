@@ -25,6 +25,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/ckfs-dev/ckfs/cas"
 	"github.com/ckfs-dev/ckfs/index"
@@ -90,6 +91,11 @@ type Stats struct {
 	BytesStored  int64 // content bytes hashed and stored
 	Skipped      int   // skip records
 	CaptureError int   // failed captures (the operation was refused)
+	// StoreFull counts disk-full events: writes refused with ENOSPC and
+	// post-images recorded as skips; StoreFullSince is when the current
+	// spell began (zero once the store has room again).
+	StoreFull      int
+	StoreFullSince time.Time
 }
 
 // New returns a Recorder.
@@ -146,6 +152,10 @@ func (r *Recorder) touch(rel string) error {
 	}
 	st, reason, err := r.image(rel, true)
 	if err != nil {
+		if index.IsDiskFull(err) {
+			r.storeFull()
+			err = fmt.Errorf("%w: %w", ErrStoreFull, err)
+		}
 		return r.fail(rel, err)
 	}
 	rec := r.imageRecord(rel, &st, reason, index.KindBefore, index.ImageBefore)
@@ -159,6 +169,10 @@ func (r *Recorder) touch(rel string) error {
 		durable = false
 	}
 	if err := r.append(rec, durable); err != nil {
+		if index.IsDiskFull(err) {
+			r.storeFull()
+			err = fmt.Errorf("%w: %w", ErrStoreFull, err)
+		}
 		return r.fail(rel, err)
 	}
 	r.touched[rel] = true
@@ -170,8 +184,19 @@ func (r *Recorder) touch(rel string) error {
 // record.
 func (r *Recorder) recordAfter(rel string) error {
 	st, reason, err := r.image(rel, false)
+	if err != nil && index.IsDiskFull(err) {
+		// The change has happened; record that it did, and that its
+		// content could not be kept.
+		r.storeFull()
+		st, reason, err = index.State{}, ReasonStoreFull, nil
+		if st, err = r.statOnly(rel); err == nil && (st.Type == index.TypeAbsent || st.Type == index.TypeDir || st.Type.Special()) {
+			reason = "" // nothing to store: a plain image
+		}
+	}
 	if err != nil {
-		return r.fail(rel, err)
+		r.stats.CaptureError++
+		r.log.Error("post-image not recorded (the change itself went through; the next boundary tries again)", "path", rel, "err", err)
+		return fmt.Errorf("capture %s: %w", rel, err)
 	}
 	if last, ok := r.last[rel]; ok && last == st {
 		return nil

@@ -39,6 +39,9 @@ func (r *Recorder) image(rel string, durable bool) (st index.State, reason strin
 		return st, "", nil
 	case unix.S_IFLNK:
 		st.Type = index.TypeSymlink
+		if err := r.roomForContent(); err != nil {
+			return st, "", err
+		}
 		target, err := r.src.Readlink(rel)
 		if err != nil {
 			return st, "", err
@@ -67,6 +70,9 @@ func (r *Recorder) image(rel string, durable bool) (st index.State, reason strin
 	}
 	if s.Size > r.maxSize {
 		return st, fmt.Sprintf("over the size limit (%d bytes > %d)", s.Size, r.maxSize), nil
+	}
+	if err := r.roomForContent(); err != nil {
+		return st, "", err
 	}
 	f, err := r.src.Open(rel)
 	if err != nil {

@@ -166,10 +166,31 @@ func (r *Recorder) startPeriod() error {
 	clear(r.touched)
 	clear(r.clean)
 	for _, p := range r.writerPaths() {
-		if err := r.touch(p); err != nil {
+		err := r.touch(p)
+		if errors.Is(err, ErrStoreFull) {
+			// A boundary always succeeds. The handle is open already: say
+			// that this path's pre-image in the new period is not kept.
+			err = r.skipImage(p, index.KindBefore, "pre-image "+ReasonStoreFull)
+		}
+		if err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// skipImage records rel as changed with its content not stored.
+func (r *Recorder) skipImage(rel string, kind index.Kind, reason string) error {
+	st, err := r.statOnly(rel)
+	if err != nil {
+		return r.fail(rel, err)
+	}
+	rec := &index.Record{Path: rel, State: &st, Window: r.current(), Kind: index.KindSkip, Reason: reason}
+	if err := r.append(rec, false); err != nil {
+		return r.fail(rel, err)
+	}
+	r.touched[rel] = true
+	r.last[rel] = st
 	return nil
 }
 

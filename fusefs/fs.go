@@ -20,6 +20,7 @@ package fusefs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"syscall"
 	"time"
@@ -168,10 +169,15 @@ func (n *node) child(name string) (string, bool) {
 }
 
 // refuse turns a capture failure into the errno the caller sees: the
-// operation did not happen because its pre-image could not be saved.
+// operation did not happen because its pre-image could not be saved. A
+// full store disk reads as a full disk (ENOSPC), which every tool already
+// knows how to report; anything else is an I/O error.
 func refuse(err error) syscall.Errno {
-	if err == nil {
+	switch {
+	case err == nil:
 		return 0
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return syscall.ENOSPC
 	}
 	return syscall.EIO
 }

@@ -61,6 +61,8 @@ type Writer struct {
 	size   int64  // file size: where the next append starts
 	dirty  bool   // records written but not yet fdatasynced
 	synced uint64 // every record up to this seq is durable
+
+	reserveUsed bool // the reserve was spent on a full disk (reserve.go)
 }
 
 // OpenWriter takes the store's lock in dir and opens its timeline for
@@ -91,6 +93,7 @@ func OpenWriter(dir string, opts WriterOptions) (*Writer, *Repair, error) {
 		lk.Unlock()
 		return nil, nil, err
 	}
+	w.refillReserve() // best effort: a full disk gets none until later
 	return w, rep, nil
 }
 
@@ -224,7 +227,12 @@ func (w *Writer) append(recs []*Record, sync bool) error {
 		w.buf.Write(b)
 		w.buf.WriteByte('\n')
 	}
-	if _, err := w.f.Write(w.buf.Bytes()); err != nil {
+	_, err := w.f.Write(w.buf.Bytes())
+	if err != nil && IsDiskFull(err) && w.useReserve() {
+		w.f.Truncate(w.size)
+		_, err = w.f.Write(w.buf.Bytes())
+	}
+	if err != nil {
 		w.f.Truncate(w.size)
 		return fmt.Errorf("append to %s: %w", w.path, err)
 	}

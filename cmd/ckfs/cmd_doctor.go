@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ckfs-dev/ckfs/config"
 	"github.com/ckfs-dev/ckfs/rewind"
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
@@ -242,6 +243,7 @@ func workspaceChecks(dir, flag string) []diagnosis {
 	default:
 		ds = append(ds, diagnosis{"workspace", "ok", fmt.Sprintf("%s is not mounted (store %s)", meta.Root, store), ""})
 	}
+	ds = append(ds, storeSpaceCheck(store, derr == nil && processAlive(st.PID)))
 	if ops, err := rewind.PendingJournals(rewind.JournalDir(store)); err == nil && len(ops) > 0 {
 		ds = append(ds, diagnosis{"unfinished rewind", "fail", "rewind " + strings.Join(ops, ", ") + " did not finish; file rewinds are blocked",
 			"ckfs rewind --rollback " + ops[0] + " (put back what it changed) or ckfs rewind --abandon " + ops[0]})
@@ -250,3 +252,32 @@ func workspaceChecks(dir, flag string) []diagnosis {
 }
 
 func isNotConnected(err error) bool { return errors.Is(err, unix.ENOTCONN) }
+
+// lowStoreSpace is the free space under which doctor warns: a few large
+// post-images more and writes start being refused.
+const lowStoreSpace = 256 << 20
+
+// storeSpaceCheck reports the free space of the store's disk, and what a
+// running daemon met when it was full.
+func storeSpaceCheck(store string, live bool) diagnosis {
+	var fs unix.Statfs_t
+	if err := unix.Statfs(store, &fs); err != nil {
+		return diagnosis{"store space", "warn", "cannot read the free space of " + store + ": " + err.Error(), ""}
+	}
+	free := int64(fs.Bavail) * int64(fs.Bsize)
+	policy := "when it is full, writes whose pre-image cannot be stored are refused with ENOSPC and changes whose post-image cannot be stored are recorded as not restorable"
+	fix := "free space on that disk, run ckfs gc, or move the store (CKFS_HOME) to a larger disk"
+	if live {
+		if rep, err := call(store, request{Op: "status"}); err == nil && rep.Status != nil && (rep.Status.StoreFull > 0 || rep.Status.StoreFullNow) {
+			status := "warn"
+			if rep.Status.StoreFullNow {
+				status = "fail"
+			}
+			return diagnosis{"store space", status, config.FormatSize(free) + " free; " + storeFullLine(rep.Status), fix}
+		}
+	}
+	if free < lowStoreSpace {
+		return diagnosis{"store space", "warn", config.FormatSize(free) + " free on the store's disk; " + policy, fix}
+	}
+	return diagnosis{"store space", "ok", config.FormatSize(free) + " free on the store's disk", ""}
+}

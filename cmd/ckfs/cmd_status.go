@@ -72,6 +72,9 @@ func runStatus(store string, meta *storeMeta, asJSON bool, out io.Writer) error 
 	if d := r.Daemon; d != nil {
 		fmt.Fprintf(out, "daemon     pid %d\nwindows    %d opened, open now: %v\nrecords    %d (%d skipped), %d capture errors\n",
 			d.PID, d.Windows, d.OpenWindows, d.Records, d.Skipped, d.Errors)
+		if d.StoreFull > 0 || d.StoreFullNow {
+			fmt.Fprintf(out, "store full %s\n", storeFullLine(d))
+		}
 	}
 	fmt.Fprintf(out, "store      %s (%d objects, %d bytes)\n", store, r.Objects, r.StoreBytes)
 	if r.Hint != "" {
@@ -95,4 +98,13 @@ func storeUsage(store string) (bytes int64, objects int) {
 		return nil
 	})
 	return bytes, objects
+}
+
+// storeFullLine says what a full store disk did, for status and doctor.
+func storeFullLine(d *statusInfo) string {
+	s := fmt.Sprintf("%d times the store's disk was full: writes whose pre-image could not be stored were refused (ENOSPC), changes whose post-image could not be stored are recorded as not restorable", d.StoreFull)
+	if d.StoreFullNow {
+		s += "; it is full NOW (since " + d.StoreFullSince.Local().Format("15:04:05") + "): free space on the store's disk, or run ckfs gc"
+	}
+	return s
 }

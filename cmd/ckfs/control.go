@@ -53,6 +53,12 @@ type statusInfo struct {
 	BytesStored int64    `json:"bytes_stored"`
 	Skipped     int      `json:"skipped"`
 	Errors      int      `json:"capture_errors"`
+	// Disk-full events since the daemon started (writes refused with
+	// ENOSPC, post-images not stored), when the current spell began, and
+	// whether the store is out of room now.
+	StoreFull      int       `json:"store_full_events,omitempty"`
+	StoreFullSince time.Time `json:"store_full_since,omitempty"`
+	StoreFullNow   bool      `json:"store_full_now,omitempty"`
 }
 
 const maxRequest = 64 << 10

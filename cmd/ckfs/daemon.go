@@ -210,6 +210,9 @@ func runDaemon(ctx context.Context, o daemonOptions, ready io.Writer) (err error
 				if err := rec.Sync(); err != nil && !errors.Is(err, capture.ErrExclusiveClose) {
 					log.Error("periodic sync", "err", err)
 				}
+				if rec.StoreFullNow() && rec.RefillReserve() {
+					log.Info("the store's disk has room again; its reserve is back")
+				}
 				d.maybeCollect(now)
 			case <-syncDone:
 				return
@@ -299,6 +302,7 @@ func (d *daemon) handle(req request) reply {
 			PID: os.Getpid(), Root: d.o.Root, Mountpoint: d.o.Mountpoint,
 			OpenWindows: d.rec.OpenWindows(), Windows: s.Windows, Records: s.Records,
 			ObjectsNew: s.ObjectsNew, BytesStored: s.BytesStored, Skipped: s.Skipped, Errors: s.CaptureError,
+			StoreFull: s.StoreFull, StoreFullSince: s.StoreFullSince, StoreFullNow: d.rec.StoreFullNow(),
 		}}
 	case "rewind", "rollback", "abandon":
 		return d.rewind(req)

@@ -1,0 +1,82 @@
+package integration
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ckfs-dev/ckfs/capture"
+	"golang.org/x/sys/unix"
+)
+
+// The store's disk full, on a real mount with the store on a small tmpfs:
+// a write whose pre-image cannot be stored is refused with ENOSPC and
+// changes nothing; a change whose post-image cannot be stored is recorded
+// as not restorable; windows still open and close; status and doctor say
+// so; and once there is room again everything works, the reserve included.
+func TestStoreDiskFull(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("mounting a tmpfs needs root")
+	}
+	w := newWorkspace(t, `printf 'a0\n' > a.txt`)
+	if err := os.MkdirAll(w.home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("tmpfs", w.home, "tmpfs", 0, "size=4m,mode=0700"); err != nil {
+		t.Skipf("cannot mount a tmpfs for the store: %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(w.home, unix.MNT_DETACH) }) // runs after the unmount of the workspace
+	w.mount()
+	if _, err := os.Stat(filepath.Join(w.store, "reserve")); err != nil {
+		t.Fatalf("the store has no reserve: %v", err)
+	}
+	fill := filepath.Join(w.home, "fill")
+	exec.Command("sh", "-c", "head -c 100000000 /dev/zero > "+fill).Run()
+
+	w.ckfs("window", "open", "--id", "full")
+	out, err := exec.Command("sh", "-c", "cd "+w.root+" && printf 'a1\\n' > a.txt").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "No space left on device") {
+		t.Fatalf("a write whose pre-image cannot be stored: err %v, %q", err, out)
+	}
+	if got := w.read("a.txt"); got != "a0\n" {
+		t.Fatalf("the refused write changed a.txt: %q", got)
+	}
+	// A new file needs no pre-image; its post-image cannot be stored.
+	if out, err := exec.Command("sh", "-c", "cd "+w.root+" && head -c 200000 /dev/urandom > b.bin").CombinedOutput(); err != nil {
+		t.Fatalf("creating a file needs no pre-image: %v %s", err, out)
+	}
+	if out, err := w.ckfsErr("window", "close", "--id", "full"); err != nil {
+		t.Fatalf("closing a window on a full store: %v\n%s", err, out)
+	}
+	skipped := false
+	for _, r := range w.records() {
+		if r.Path == "b.bin" && r.Reason == capture.ReasonStoreFull {
+			skipped = true
+		}
+	}
+	if !skipped {
+		t.Errorf("b.bin's post-image is not recorded as not stored (store full)")
+	}
+	if st := w.ckfs("status"); !strings.Contains(st, "store full") {
+		t.Errorf("status does not say the store was full:\n%s", st)
+	}
+	if out, _ := w.exitCode(nil, "doctor"); !strings.Contains(out, "store space") || !strings.Contains(out, "ENOSPC") {
+		t.Errorf("doctor does not say the store was full:\n%s", out)
+	}
+	if out, code := w.exitCode(nil, "rewind", "--to", "full"); code != 0 && code != 3 || !strings.Contains(out, "b.bin") {
+		t.Errorf("preview after a full store: exit %d\n%s", code, out)
+	}
+
+	// Room again: writes go through and are captured.
+	os.Remove(fill)
+	w.window("after", `printf 'a2\n' > a.txt`)
+	if got := w.read("a.txt"); got != "a2\n" {
+		t.Fatalf("a.txt = %q", got)
+	}
+	w.ckfs("rewind", "--files", "--to", "after")
+	if got := w.read("a.txt"); got != "a0\n" {
+		t.Fatalf("a.txt after rewinding the window = %q", got)
+	}
+}
