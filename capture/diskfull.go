@@ -52,7 +52,7 @@ func (r *Recorder) statOnly(rel string) (index.State, error) {
 		}
 		return index.State{}, err
 	}
-	st := index.State{Size: s.Size, MTime: s.Mtim.Sec*1e9 + s.Mtim.Nsec, Mode: uint32(s.Mode) & 0o7777}
+	st := index.State{Size: s.Size, MTime: s.Mtim.Sec*1e9 + s.Mtim.Nsec, Mode: uint32(s.Mode) & 0o7777, Owner: index.OwnerOf(s.Uid, s.Gid)}
 	t, ok := index.TypeOfMode(uint32(s.Mode))
 	if !ok {
 		return st, fmt.Errorf("%s: unknown file type (mode %o)", rel, s.Mode&unix.S_IFMT)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ckfs-dev/ckfs/cas"
 	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/internal/xattr"
 	"golang.org/x/sys/unix"
 )
 
@@ -32,11 +33,17 @@ func (r *Recorder) image(rel string, durable bool) (st index.State, reason strin
 		Size:  s.Size,
 		MTime: s.Mtim.Sec*1e9 + s.Mtim.Nsec,
 		Mode:  uint32(s.Mode) & 0o7777,
+		Owner: index.OwnerOf(s.Uid, s.Gid),
 	}
 	switch s.Mode & unix.S_IFMT {
 	case unix.S_IFDIR:
 		st.Type, st.Size = index.TypeDir, 0
-		return st, "", nil
+		attrs, err := r.src.XAttrs(rel)
+		if err != nil {
+			return st, "", err
+		}
+		st.XAttrs, err = r.putXAttrs(attrs, durable)
+		return st, "", err
 	case unix.S_IFLNK:
 		st.Type = index.TypeSymlink
 		if err := r.roomForContent(); err != nil {
@@ -79,6 +86,13 @@ func (r *Recorder) image(rel string, durable bool) (st index.State, reason strin
 		return st, "", err
 	}
 	defer f.Close()
+	attrs, err := xattr.Read(f)
+	if err != nil {
+		return st, "", fmt.Errorf("read extended attributes of %s: %w", rel, err)
+	}
+	if st.XAttrs, err = r.putXAttrs(attrs, durable); err != nil {
+		return st, "", err
+	}
 	// Read what is there now: the size may have moved since the stat.
 	var content io.Reader = f
 	if s.Size <= smallFile {
@@ -110,6 +124,17 @@ func (r *Recorder) image(rel string, durable bool) (st index.State, reason strin
 	r.stats.BytesStored += cr.n
 	st.Hash, st.Size = index.Hash(hash.String()), cr.n
 	return st, "", nil
+}
+
+// putXAttrs stores an attribute set; "" for an empty one.
+func (r *Recorder) putXAttrs(attrs map[string][]byte, durable bool) (index.Hash, error) {
+	if len(attrs) == 0 {
+		return "", nil
+	}
+	if err := r.roomForContent(); err != nil {
+		return "", err
+	}
+	return r.put(index.EncodeXAttrs(attrs), durable)
 }
 
 func (r *Recorder) put(b []byte, durable bool) (index.Hash, error) {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/ckfs-dev/ckfs/internal/xattr"
 	"golang.org/x/sys/unix"
 )
 
@@ -18,6 +19,9 @@ type Source interface {
 	Readlink(rel string) (string, error)
 	// ReadDir lists the names in a directory.
 	ReadDir(rel string) ([]string, error)
+	// XAttrs returns the recorded extended attributes of a directory
+	// (index.XAttrCaptured); files' are read from their open descriptor.
+	XAttrs(rel string) (map[string][]byte, error)
 }
 
 // DirSource is a Source served from a directory file descriptor with *at
@@ -104,4 +108,14 @@ func (d *DirSource) ReadDir(rel string) ([]string, error) {
 		return nil, fmt.Errorf("read directory %s: %w", rel, err)
 	}
 	return names, nil
+}
+
+func (d *DirSource) XAttrs(rel string) (map[string][]byte, error) {
+	fd, err := openBeneath(d.fd, rel, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW)
+	if err != nil {
+		return nil, &os.PathError{Op: "opendir", Path: rel, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), rel)
+	defer f.Close()
+	return xattr.Read(f)
 }

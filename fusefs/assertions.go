@@ -16,6 +16,8 @@ var (
 	_ fs.NodeLinker          = (*node)(nil)
 	_ fs.NodeRenamer         = (*node)(nil)
 	_ fs.NodeSetattrer       = (*node)(nil)
+	_ fs.NodeSetxattrer      = (*node)(nil)
+	_ fs.NodeRemovexattrer   = (*node)(nil)
 	_ fs.NodeCopyFileRanger  = (*node)(nil)
 	_ fs.FileReleaser        = (*handle)(nil)
 	_ fs.FilePassthroughFder = (*handle)(nil)

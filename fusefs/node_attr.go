@@ -26,6 +26,32 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 	return n.LoopbackNode.Setattr(ctx, unwrap(f), in, out)
 }
 
+// Setxattr and Removexattr record the pre-image before an extended
+// attribute changes (ckfs records the user namespace and ACLs).
+func (n *node) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
+	if errno := n.beforeMeta(); errno != 0 {
+		return errno
+	}
+	return n.LoopbackNode.Setxattr(ctx, attr, data, flags)
+}
+
+func (n *node) Removexattr(ctx context.Context, attr string) syscall.Errno {
+	if errno := n.beforeMeta(); errno != 0 {
+		return errno
+	}
+	return n.LoopbackNode.Removexattr(ctx, attr)
+}
+
+// beforeMeta takes the pre-image of the node before a metadata change; the
+// root's own attributes are not recorded.
+func (n *node) beforeMeta() syscall.Errno {
+	rel, ok := n.rel()
+	if !ok || rel == "" {
+		return 0
+	}
+	return refuse(n.fsys.hooks.BeforeChange(rel))
+}
+
 // CopyFileRange hands the loopback its own handles. The destination is a
 // writable handle, so its pre-image was taken when it was opened.
 func (n *node) CopyFileRange(ctx context.Context, fhIn fs.FileHandle, offIn uint64, out *fs.Inode, fhOut fs.FileHandle, offOut uint64, length uint64, flags uint64) (uint32, syscall.Errno) {

@@ -130,6 +130,18 @@ func fastParseInto(line []byte, rp *Record, in interner) bool {
 				return false
 			}
 		}
+		if p.lit(`,"owner":`) {
+			if s.Owner, ok = p.str(); !ok || s.Owner == "" {
+				return false
+			}
+		}
+		if p.lit(`,"xattrs":`) {
+			x, ok := p.str()
+			if !ok || !validHash(x) {
+				return false
+			}
+			s.XAttrs = Hash(x)
+		}
 		r.State = s
 	}
 	for _, f := range []struct {

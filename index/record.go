@@ -128,7 +128,18 @@ type State struct {
 	Mode  uint32   `json:"mode"`  // permission bits with setuid/setgid/sticky (07777)
 	Type  FileType `json:"type"`
 	Rdev  uint64   `json:"rdev,omitempty"` // device number of a chardev or blockdev
+	// Owner is "uid:gid"; empty in records made before ckfs recorded
+	// owners (then owner and extended attributes are not compared or
+	// restored).
+	Owner string `json:"owner,omitempty"`
+	// XAttrs names the object holding the path's extended attributes (the
+	// captured namespaces only, see XAttrCaptured), "" when it has none.
+	XAttrs Hash `json:"xattrs,omitempty"`
 }
+
+// HasMeta reports whether the state records owner and extended
+// attributes (states recorded before ckfs did have neither).
+func (s State) HasMeta() bool { return s.Owner != "" }
 
 // Exists reports whether the state is of a path that exists.
 func (s State) Exists() bool { return s.Type != TypeAbsent }
@@ -136,7 +147,7 @@ func (s State) Exists() bool { return s.Type != TypeAbsent }
 // SameContent reports whether a and b hold the same thing: type, content and
 // mode. Times are ignored.
 func (s State) SameContent(o State) bool {
-	return s.Type == o.Type && s.Hash == o.Hash && s.Mode == o.Mode && s.Size == o.Size && s.Rdev == o.Rdev
+	return s.Type == o.Type && s.Hash == o.Hash && s.Mode == o.Mode && s.Size == o.Size && s.Rdev == o.Rdev && s.Owner == o.Owner && s.XAttrs == o.XAttrs
 }
 
 // Record is one line of the timeline. Which fields are set depends on Kind;
@@ -260,6 +271,15 @@ func (s *State) Validate(noHash bool) error {
 	if s.Rdev != 0 && s.Type != TypeChar && s.Type != TypeBlock {
 		return fmt.Errorf("%s has a device number", s.Type)
 	}
+	if s.Owner != "" && !validOwner(s.Owner) {
+		return fmt.Errorf("owner %q: want \"uid:gid\"", s.Owner)
+	}
+	if s.XAttrs != "" && !validHash(string(s.XAttrs)) {
+		return fmt.Errorf("xattrs %q: want a content address", s.XAttrs)
+	}
+	if s.XAttrs != "" && (s.Type == TypeAbsent || s.Type == TypeSymlink) {
+		return fmt.Errorf("%s has extended attributes recorded", s.Type)
+	}
 	switch s.Type {
 	case TypeAbsent, TypeDir:
 		if s.Hash != "" {
@@ -339,4 +359,39 @@ func ModeOfType(t FileType) uint32 {
 		return 0o060000
 	}
 	return 0
+}
+
+// validOwner reports whether s is "uid:gid" in decimal, without leading
+// zeros.
+func validOwner(s string) bool {
+	i := strings.IndexByte(s, ':')
+	return i > 0 && validUint(s[:i]) && validUint(s[i+1:])
+}
+
+func validUint(s string) bool {
+	if s == "" || len(s) > 10 || (len(s) > 1 && s[0] == '0') {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// OwnerOf returns the record form of an owner.
+func OwnerOf(uid, gid uint32) string { return fmt.Sprintf("%d:%d", uid, gid) }
+
+// ParseOwner returns the uid and gid of an owner in record form.
+func ParseOwner(s string) (uid, gid uint32, ok bool) {
+	if !validOwner(s) {
+		return 0, 0, false
+	}
+	var u, g uint64
+	fmt.Sscanf(s, "%d:%d", &u, &g)
+	if u > 1<<32-1 || g > 1<<32-1 {
+		return 0, 0, false
+	}
+	return uint32(u), uint32(g), true
 }

@@ -119,6 +119,9 @@ func (a *Applier) hook(i int, o Op) error {
 // saveCurrent stores what is at the step's path now, checking it is still
 // what the plan saw.
 func (a *Applier) saveCurrent(s Step) error {
+	if err := a.saveXAttrs(s); err != nil {
+		return err
+	}
 	if s.Current.Hash == "" {
 		return nil
 	}
@@ -140,18 +143,41 @@ func (a *Applier) saveCurrent(s Step) error {
 	return nil
 }
 
+// saveXAttrs stores the extended attributes the step's path has now.
+func (a *Applier) saveXAttrs(s Step) error {
+	if s.Current.XAttrs == "" {
+		return nil
+	}
+	attrs, err := a.Dir.XAttrs(s.Path)
+	if err != nil {
+		return fmt.Errorf("capture the extended attributes of %s before changing them: %w", index.Display(s.Path), err)
+	}
+	h, _, err := a.Store.Put(index.EncodeXAttrs(attrs))
+	if err != nil {
+		return fmt.Errorf("capture the extended attributes of %s before changing them: %w", index.Display(s.Path), err)
+	}
+	if index.Hash(h.String()) != s.Current.XAttrs {
+		return fmt.Errorf("%s changed while the rewind was being prepared; nothing was changed, run it again", index.Display(s.Path))
+	}
+	return nil
+}
+
 // do applies one operation.
 func (a *Applier) do(o Op) error {
 	t := o.Target
+	m, err := a.metaOf(t)
+	if err != nil {
+		return fmt.Errorf("restore %s: %w", index.Display(o.Path), err)
+	}
 	switch o.Action {
 	case ActRemove:
 		return a.Dir.Remove(o.Path)
 	case ActRmdir:
 		return a.Dir.Rmdir(o.Path)
 	case ActMkdir:
-		return a.Dir.Mkdir(o.Path, t.Mode)
-	case ActChmod:
-		return a.Dir.Chmod(o.Path, t.Mode)
+		return a.Dir.Mkdir(o.Path, m)
+	case ActChmod, ActMeta:
+		return a.Dir.SetMeta(o.Path, m)
 	case ActRestore, ActCreate, ActSymlink:
 		if t.Type.Special() {
 			return a.Dir.Mknod(o.Path, t)
@@ -163,18 +189,22 @@ func (a *Applier) do(o Op) error {
 		if t.Type == index.TypeSymlink {
 			b, err := a.Store.Get(h)
 			if err != nil {
-				return fmt.Errorf("restore %s: %w", o.Path, err)
+				return fmt.Errorf("restore %s: %w", index.Display(o.Path), err)
 			}
-			return a.Dir.Symlink(o.Path, string(b))
+			owner := ""
+			if m.Full {
+				owner = m.Owner
+			}
+			return a.Dir.Symlink(o.Path, string(b), owner)
 		}
 		rc, err := a.Store.Open(h)
 		if err != nil {
-			return fmt.Errorf("restore %s: %w", o.Path, err)
+			return fmt.Errorf("restore %s: %w", index.Display(o.Path), err)
 		}
 		defer rc.Close()
 		// The stream verifies the content as it is copied; a corrupt
 		// object fails before the rename, leaving the file as it was.
-		return a.Dir.writeFile(o.Path, rc, t.Mode, false)
+		return a.Dir.writeFile(o.Path, rc, m, false)
 	}
 	return fmt.Errorf("unknown action %q", o.Action)
 }
@@ -200,7 +230,14 @@ func (a *Applier) record(op string, target uint64, steps []Step) error {
 			return err
 		}
 		if now.Type == s.Target.Type && now.Type != index.TypeAbsent {
-			now.Hash, now.Size = s.Target.Hash, s.Target.Size
+			now.Hash, now.Size, now.XAttrs = s.Target.Hash, s.Target.Size, s.Target.XAttrs
+			if !s.Target.HasMeta() {
+				// Only the mode was restored: record the attributes the
+				// path has now.
+				if st, err := a.Dir.State(s.Path); err == nil {
+					now.XAttrs = st.XAttrs
+				}
+			}
 		} else if now.Type != index.TypeAbsent && now.Type != index.TypeDir {
 			if now, err = a.Dir.State(s.Path); err != nil {
 				return err

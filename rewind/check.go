@@ -116,6 +116,9 @@ func CheckPlan(records []index.Record, plan *Plan, in CheckInput) *Report {
 		if cur.Type == index.TypeDir && lastSt.Type == index.TypeDir {
 			same = cur.Mode == lastSt.Mode
 		}
+		if lastSt.HasMeta() && (cur.Owner != lastSt.Owner || cur.XAttrs != lastSt.XAttrs) {
+			same = false // owner or extended attributes changed unrecorded
+		}
 		switch {
 		case !same:
 			dirty = append(dirty, fmt.Sprintf("%s (on disk: %s; last recorded: %s)", index.Display(s.Path), describe(cur), describe(lastSt)))

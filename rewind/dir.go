@@ -11,6 +11,7 @@ import (
 
 	"github.com/ckfs-dev/ckfs/cas"
 	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/internal/xattr"
 	"golang.org/x/sys/unix"
 )
 
@@ -90,10 +91,17 @@ func (d *Dir) stat(rel string, withHash bool) (index.State, error) {
 		}
 		return index.State{}, &os.PathError{Op: "stat", Path: rel, Err: err}
 	}
-	s := index.State{Size: st.Size, MTime: st.Mtim.Sec*1e9 + st.Mtim.Nsec, Mode: uint32(st.Mode) & 0o7777}
+	s := index.State{Size: st.Size, MTime: st.Mtim.Sec*1e9 + st.Mtim.Nsec, Mode: uint32(st.Mode) & 0o7777, Owner: index.OwnerOf(st.Uid, st.Gid)}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFDIR:
 		s.Type, s.Size = index.TypeDir, 0
+		if withHash {
+			attrs, err := d.xattrsAt(pfd, base, true)
+			if err != nil {
+				return s, &os.PathError{Op: "read extended attributes", Path: rel, Err: err}
+			}
+			s.XAttrs = xattrHash(attrs)
+		}
 	case unix.S_IFLNK:
 		s.Type = index.TypeSymlink
 		if !withHash {
@@ -109,11 +117,11 @@ func (d *Dir) stat(rel string, withHash bool) (index.State, error) {
 		if !withHash {
 			break
 		}
-		h, n, err := d.hashFile(pfd, base)
+		h, n, attrs, err := d.hashFile(pfd, base)
 		if err != nil {
 			return s, &os.PathError{Op: "read", Path: rel, Err: err}
 		}
-		s.Hash, s.Size = index.Hash(h.String()), n
+		s.Hash, s.Size, s.XAttrs = index.Hash(h.String()), n, xattrHash(attrs)
 	default:
 		t, ok := index.TypeOfMode(uint32(st.Mode))
 		if !ok {
@@ -127,17 +135,80 @@ func (d *Dir) stat(rel string, withHash bool) (index.State, error) {
 	return s, nil
 }
 
-func (d *Dir) hashFile(pfd int, base string) (cas.Hash, int64, error) {
+func (d *Dir) hashFile(pfd int, base string) (cas.Hash, int64, map[string][]byte, error) {
 	f, err := d.openRead(pfd, base)
 	if err != nil {
-		return cas.Hash{}, 0, err
+		return cas.Hash{}, 0, nil, err
 	}
 	defer f.Close()
+	attrs, err := xattr.Read(f)
+	if err != nil {
+		return cas.Hash{}, 0, nil, err
+	}
 	b, err := io.ReadAll(f)
 	if err != nil {
-		return cas.Hash{}, 0, err
+		return cas.Hash{}, 0, nil, err
 	}
-	return cas.Sum(b), int64(len(b)), nil
+	return cas.Sum(b), int64(len(b)), attrs, nil
+}
+
+// xattrHash is the address of an attribute set's object, "" when empty.
+func xattrHash(attrs map[string][]byte) index.Hash {
+	if len(attrs) == 0 {
+		return ""
+	}
+	return index.Hash(cas.Sum(index.EncodeXAttrs(attrs)).String())
+}
+
+// xattrsAt reads the recorded extended attributes of the file or directory
+// base in pfd.
+func (d *Dir) xattrsAt(pfd int, base string, dir bool) (map[string][]byte, error) {
+	flags := unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_CLOEXEC | unix.O_NONBLOCK
+	if dir {
+		flags |= unix.O_DIRECTORY
+	}
+	fd, err := unix.Openat(pfd, base, flags, 0)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), base)
+	defer f.Close()
+	return xattr.Read(f)
+}
+
+// XAttrs returns the recorded extended attributes of the file or
+// directory rel (none for other types).
+func (d *Dir) XAttrs(rel string) (map[string][]byte, error) {
+	pfd, base, err := d.parent(rel)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(pfd)
+	var st unix.Stat_t
+	if err := unix.Fstatat(pfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return nil, &os.PathError{Op: "stat", Path: rel, Err: err}
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		return d.xattrsAt(pfd, base, false)
+	case unix.S_IFDIR:
+		return d.xattrsAt(pfd, base, true)
+	}
+	return nil, nil
+}
+
+// Links returns how many names the file at rel has (1 for a missing one).
+func (d *Dir) Links(rel string) uint64 {
+	pfd, base, err := d.parent(rel)
+	if err != nil {
+		return 1
+	}
+	defer unix.Close(pfd)
+	var st unix.Stat_t
+	if err := unix.Fstatat(pfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		return 1
+	}
+	return uint64(st.Nlink)
 }
 
 func (d *Dir) openRead(pfd int, base string) (*os.File, error) {
@@ -204,12 +275,12 @@ const nameMax = 255
 // WriteFile replaces rel with content and mode atomically: temp file in the
 // same directory, write, exact mode, fsync, rename, fsync the directory.
 func (d *Dir) WriteFile(rel string, content io.Reader, mode uint32) error {
-	return d.writeFile(rel, content, mode, true)
+	return d.writeFile(rel, content, Meta{Mode: mode}, true)
 }
 
 // writeFile is WriteFile; without sync it leaves durability to a later
 // SyncFS (the rewind journal covers a crash in between).
-func (d *Dir) writeFile(rel string, content io.Reader, mode uint32, sync bool) error {
+func (d *Dir) writeFile(rel string, content io.Reader, m Meta, sync bool) error {
 	pfd, base, err := d.parent(rel)
 	if err != nil {
 		return err
@@ -222,13 +293,10 @@ func (d *Dir) writeFile(rel string, content io.Reader, mode uint32, sync bool) e
 	}
 	f := os.NewFile(uintptr(fd), tmp)
 	werr := func() error {
-		if _, err := io.Copy(f, content); err != nil {
+		if err := copySparse(f, content); err != nil {
 			return err
 		}
-		if err := f.Chmod(os.FileMode(0)); err != nil {
-			return err
-		}
-		if err := unix.Fchmod(fd, mode); err != nil {
+		if err := applyMeta(f, m); err != nil {
 			return err
 		}
 		if !sync {
@@ -262,8 +330,9 @@ func (d *Dir) SyncFS() error {
 	return syncfs(fd)
 }
 
-// Symlink replaces rel with a symlink to target.
-func (d *Dir) Symlink(rel, target string) error {
+// Symlink replaces rel with a symlink to target, owned by owner ("" or
+// without the right to chown: by this process).
+func (d *Dir) Symlink(rel, target, owner string) error {
 	pfd, base, err := d.parent(rel)
 	if err != nil {
 		return err
@@ -273,7 +342,11 @@ func (d *Dir) Symlink(rel, target string) error {
 	if err := unix.Symlinkat(target, pfd, tmp); err != nil {
 		return &os.PathError{Op: "symlink", Path: rel, Err: err}
 	}
-	if err := unix.Renameat(pfd, tmp, pfd, base); err != nil {
+	err = chownAt(pfd, tmp, owner)
+	if err == nil {
+		err = unix.Renameat(pfd, tmp, pfd, base)
+	}
+	if err != nil {
 		unix.Unlinkat(pfd, tmp, 0)
 		return &os.PathError{Op: "symlink", Path: rel, Err: err}
 	}
@@ -292,7 +365,10 @@ func (d *Dir) Mknod(rel string, st index.State) error {
 	if err := mknodat(pfd, tmp, index.ModeOfType(st.Type)|0o600, st.Rdev); err != nil {
 		return &os.PathError{Op: "mknod", Path: rel, Err: err}
 	}
-	err = unix.Fchmodat(pfd, tmp, st.Mode, 0)
+	err = chownAt(pfd, tmp, st.Owner)
+	if err == nil {
+		err = unix.Fchmodat(pfd, tmp, st.Mode, 0)
+	}
 	if err == nil {
 		err = unix.Renameat(pfd, tmp, pfd, base)
 	}
@@ -324,9 +400,10 @@ func (d *Dir) unlink(rel string, flags int) error {
 	return unix.Fsync(pfd)
 }
 
-// Mkdir creates the directory rel with exactly mode (setgid and sticky
-// included); an existing directory just gets the mode.
-func (d *Dir) Mkdir(rel string, mode uint32) error {
+// Mkdir creates the directory rel with exactly m's mode (setgid and sticky
+// included), owner and extended attributes; an existing directory just
+// gets them.
+func (d *Dir) Mkdir(rel string, m Meta) error {
 	pfd, base, err := d.parent(rel)
 	if err != nil {
 		return err
@@ -335,27 +412,56 @@ func (d *Dir) Mkdir(rel string, mode uint32) error {
 	if err := unix.Mkdirat(pfd, base, 0o700); err != nil && !errors.Is(err, unix.EEXIST) {
 		return &os.PathError{Op: "mkdir", Path: rel, Err: err}
 	}
-	if err := unix.Fchmodat(pfd, base, mode, 0); err != nil {
-		return &os.PathError{Op: "chmod", Path: rel, Err: err}
+	if err := d.setMeta(pfd, base, rel, m); err != nil {
+		return err
 	}
 	return unix.Fsync(pfd)
 }
 
 // Chmod sets the mode of rel (not through a symlink).
-func (d *Dir) Chmod(rel string, mode uint32) error {
+func (d *Dir) Chmod(rel string, mode uint32) error { return d.SetMeta(rel, Meta{Mode: mode}) }
+
+// SetMeta sets the mode, owner and extended attributes of rel (never
+// through a symlink; a symlink gets its owner only, a special file its
+// owner and mode).
+func (d *Dir) SetMeta(rel string, m Meta) error {
 	pfd, base, err := d.parent(rel)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(pfd)
+	return d.setMeta(pfd, base, rel, m)
+}
+
+func (d *Dir) setMeta(pfd int, base, rel string, m Meta) error {
 	var st unix.Stat_t
 	if err := unix.Fstatat(pfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return &os.PathError{Op: "chmod", Path: rel, Err: err}
 	}
-	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
-		return nil // symlink modes are not meaningful on Linux
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFLNK:
+		if m.Full {
+			return chownAt(pfd, base, m.Owner) // symlink modes mean nothing on Linux
+		}
+		return nil
+	case unix.S_IFREG, unix.S_IFDIR:
+		fd, err := unix.Openat(pfd, base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return &os.PathError{Op: "open", Path: rel, Err: err}
+		}
+		f := os.NewFile(uintptr(fd), base)
+		defer f.Close()
+		if err := applyMeta(f, m); err != nil {
+			return &os.PathError{Op: "set metadata", Path: rel, Err: err}
+		}
+		return nil
 	}
-	if err := unix.Fchmodat(pfd, base, mode, 0); err != nil {
+	if m.Full {
+		if err := chownAt(pfd, base, m.Owner); err != nil {
+			return &os.PathError{Op: "chown", Path: rel, Err: err}
+		}
+	}
+	if err := unix.Fchmodat(pfd, base, m.Mode, 0); err != nil {
 		return &os.PathError{Op: "chmod", Path: rel, Err: err}
 	}
 	return nil

@@ -28,19 +28,25 @@ func objectCheck(store cas.Store, steps []Step) Check {
 func badObjects(store cas.Store, steps []Step, state func(Step) index.State) []string {
 	var bad []string
 	seen := map[index.Hash]bool{}
-	for _, s := range steps {
-		st := state(s)
-		if st.Hash == "" || (st.Type != index.TypeFile && st.Type != index.TypeSymlink) || seen[st.Hash] {
-			continue
+	check := func(path string, h index.Hash, what string) {
+		if h == "" || seen[h] {
+			return
 		}
-		seen[st.Hash] = true
-		h, err := cas.ParseHash(string(st.Hash))
+		seen[h] = true
+		ch, err := cas.ParseHash(string(h))
 		if err == nil {
-			err = store.Verify(h)
+			err = store.Verify(ch)
 		}
 		if err != nil {
-			bad = append(bad, fmt.Sprintf("%s (%s): %s", index.Display(s.Path), st.Hash, objectProblem(err)))
+			bad = append(bad, fmt.Sprintf("%s%s (%s): %s", index.Display(path), what, h, objectProblem(err)))
 		}
+	}
+	for _, s := range steps {
+		st := state(s)
+		if st.Type == index.TypeFile || st.Type == index.TypeSymlink {
+			check(s.Path, st.Hash, "")
+		}
+		check(s.Path, st.XAttrs, " extended attributes")
 	}
 	return bad
 }

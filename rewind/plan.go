@@ -25,6 +25,7 @@ const (
 	ActCreate  Action = "recreate" // write a file, symlink or special file that does not exist now
 	ActSymlink Action = "relink"   // replace a symlink's target
 	ActChmod   Action = "chmod"    // change the mode only
+	ActMeta    Action = "metadata" // change the owner or extended attributes (and the mode)
 )
 
 // Step changes one path from its state on disk to its target state.
@@ -96,6 +97,8 @@ func actions(cur, want index.State) []Action {
 			return []Action{ActSymlink}
 		case cur.Rdev != want.Rdev:
 			return []Action{ActRemove, ActCreate} // another device: a new node
+		case want.HasMeta() && ((canChown && cur.Owner != want.Owner) || cur.XAttrs != want.XAttrs):
+			return []Action{ActMeta}
 		case cur.Mode != want.Mode && cur.Type != index.TypeSymlink:
 			return []Action{ActChmod}
 		}
@@ -128,14 +131,14 @@ func (p *Plan) Ordered() []Op {
 			ops = append(ops, Op{Step: s, Action: a})
 		}
 	}
-	rank := map[Action]int{ActRemove: 0, ActRmdir: 1, ActMkdir: 2, ActRestore: 3, ActCreate: 3, ActSymlink: 3, ActChmod: 4}
+	rank := map[Action]int{ActRemove: 0, ActRmdir: 1, ActMkdir: 2, ActRestore: 3, ActCreate: 3, ActSymlink: 3, ActChmod: 4, ActMeta: 4}
 	depth := func(p string) int { return strings.Count(p, "/") }
 	slices.SortStableFunc(ops, func(a, b Op) int {
 		if ra, rb := rank[a.Action], rank[b.Action]; ra != rb {
 			return ra - rb
 		}
 		switch a.Action {
-		case ActRmdir, ActChmod:
+		case ActRmdir, ActChmod, ActMeta:
 			if da, db := depth(a.Path), depth(b.Path); da != db {
 				return db - da
 			}

@@ -61,7 +61,7 @@ func Run(env Env, req Request) (*Outcome, error) {
 	in := env.Check
 	in.Force = req.Force
 	report := CheckPlan(env.Records, plan, in)
-	report.Checks = append(report.Checks, blockedDirs(plan, env.Applier.Dir))
+	report.Checks = append(report.Checks, blockedDirs(plan, env.Applier.Dir), ownerCheck(plan), linkCheck(plan, env.Applier.Dir))
 	objs := objectCheck(env.Applier.Store, plan.Steps)
 	report.Checks = append(report.Checks, objs)
 	plan.targetsVerified = objs.OK
