@@ -56,7 +56,12 @@ func (r *Recorder) OpenWindow(id, tool, label string) (uint64, error) {
 }
 
 // CloseWindow closes the window id ("" closes the newest): a boundary.
-func (r *Recorder) CloseWindow(id string) (uint64, error) {
+func (r *Recorder) CloseWindow(id string) (uint64, error) { return r.CloseWindowReason(id, "") }
+
+// CloseWindowReason is CloseWindow with the close record's reason: "" for
+// a call that finished, index.ReasonUnfinished for one the agent never
+// reported done.
+func (r *Recorder) CloseWindowReason(id, reason string) (uint64, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -73,7 +78,7 @@ func (r *Recorder) CloseWindow(id string) (uint64, error) {
 	if err := r.flushPeriod(); err != nil {
 		return 0, err
 	}
-	rec := &index.Record{Kind: index.KindClose, Window: id}
+	rec := &index.Record{Kind: index.KindClose, Window: id, Reason: reason}
 	if err := r.append(rec, true); err != nil {
 		return 0, err
 	}

@@ -40,6 +40,12 @@ const (
 // left open.
 const ReasonInterrupted = "interrupted"
 
+// ReasonUnfinished is the reason of a close record for a tool call the
+// agent never reported finished (rejected, blocked by another hook,
+// aborted, still running in the background): the end of its turn, the next
+// prompt or the next session start closed it.
+const ReasonUnfinished = "unfinished"
+
 // Interrupted reports whether the record closes a window its daemon never
 // closed (it died); the window's post-images were taken at the next start.
 func (r *Record) Interrupted() bool {
@@ -209,8 +215,8 @@ func (r *Record) Validate() error {
 		if r.Path != "" || r.State != nil {
 			return fmt.Errorf("%s record must not carry a path", r.Kind)
 		}
-		if r.Reason != "" && (r.Kind != KindClose || r.Reason != ReasonInterrupted) {
-			return fmt.Errorf("%s record with reason %q (only a close may have one: %q)", r.Kind, r.Reason, ReasonInterrupted)
+		if r.Reason != "" && (r.Kind != KindClose || (r.Reason != ReasonInterrupted && r.Reason != ReasonUnfinished)) {
+			return fmt.Errorf("%s record with reason %q (only a close may have one: %q or %q)", r.Kind, r.Reason, ReasonInterrupted, ReasonUnfinished)
 		}
 	case KindRewind:
 		if r.Op == "" || r.Target == nil {

@@ -222,8 +222,13 @@ func TestScriptedClaudeSession(t *testing.T) {
 			t.Errorf("mark %d: transcript position %d, want %d (before its prompt)", m.Mark, m.Conversation.Lines, want)
 		}
 	}
-	if log := w.ckfs("log"); !strings.Contains(log, "mark 3") || !strings.Contains(log, "  window toolu_03B") {
+	if log := w.ckfs("log"); !strings.Contains(log, "mark 3") || !strings.Contains(log, "  window toolu_03C") {
 		t.Errorf("ckfs log does not group windows under marks:\n%s", log)
+	}
+	// toolu_03B ran in parallel with toolu_03C, whose window, the newest,
+	// got every write: 03B wrote nothing of its own and shows with --all.
+	if log := w.ckfs("log", "--all"); !strings.Contains(log, "  window toolu_03B") {
+		t.Errorf("ckfs log --all leaves out a window:\n%s", log)
 	}
 
 	if du := w.ckfs("du"); !strings.Contains(du, "per agent session:") || !strings.Contains(du, a.session) {

@@ -47,6 +47,11 @@ type Event struct {
 	Tool   string          `json:"tool,omitempty"`   // tool_call: the tool's name
 	Input  json.RawMessage `json:"input,omitempty"`  // tool_call: its input, as the agent gave it
 	Failed bool            `json:"failed,omitempty"` // tool_result: the call failed
+	// Unfinished marks a tool_result ckfs wrote itself: the agent never
+	// reported the call done (the user rejected it, another hook blocked
+	// it, it was aborted or left running), and the end of the turn, the
+	// next prompt or the next session start closed it.
+	Unfinished bool `json:"unfinished,omitempty"`
 
 	Parent string  `json:"parent,omitempty"` // fork: the log this one was forked from
 	Cut    *uint64 `json:"cut,omitempty"`    // fork: the parent's clean boundary

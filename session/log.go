@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 )
@@ -116,6 +117,29 @@ func Clean(evs []Event, seq uint64) bool {
 		}
 	}
 	return len(open) == 0
+}
+
+// OpenCalls returns the calls of session id that have a tool_call and no
+// tool_result yet, in order.
+func OpenCalls(store, id string) ([]string, error) {
+	evs, _, err := Load(Path(store, id))
+	if err != nil {
+		return nil, err
+	}
+	open := map[string]bool{}
+	var order []string
+	for _, e := range evs {
+		switch e.Kind {
+		case KindToolCall:
+			if !open[e.Call] {
+				order = append(order, e.Call)
+			}
+			open[e.Call] = true
+		case KindToolResult:
+			delete(open, e.Call)
+		}
+	}
+	return slices.DeleteFunc(order, func(c string) bool { return !open[c] }), nil
 }
 
 // UncleanError means a cut would separate a tool call from its result.

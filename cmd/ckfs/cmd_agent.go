@@ -36,6 +36,8 @@ func hookSettings(exe, agent string) map[string]any {
 		"UserPromptSubmit": group(false),
 		"PreToolUse":       group(true),
 		"PostToolUse":      group(true),
+		// The end of a turn closes every call that never reported back.
+		"Stop": group(false),
 	}
 	if agent == transcript.Claude {
 		hooks["PostToolUseFailure"] = group(true)

@@ -10,8 +10,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/ckfs-dev/ckfs/capture"
 	"github.com/ckfs-dev/ckfs/index"
 	"github.com/ckfs-dev/ckfs/session"
 	"github.com/ckfs-dev/ckfs/transcript"
@@ -26,7 +28,9 @@ func newHookCmd() *cobra.Command {
 and record it: PreToolUse opens a window named by the tool_use_id,
 PostToolUse and PostToolUseFailure close it, UserPromptSubmit writes a mark
 (the file checkpoint and the conversation position, paired), SessionStart
-registers the session. It always exits 0 and prints nothing, so it can never
+registers the session. Stop (the end of a turn), UserPromptSubmit and
+SessionStart first close every call of the session that never got its Post
+event (rejected, blocked, aborted, left running), marked unfinished. It always exits 0 and prints nothing, so it can never
 block or steer the agent; problems go to hook.log in the store.`,
 		Example:   `  echo '{"hook_event_name":"SessionStart","session_id":"s1","cwd":"'$PWD'"}' | ckfs hook claude`,
 		Args:      cobra.ExactArgs(1),
@@ -79,6 +83,16 @@ func runHook(agent string, stdin io.Reader, stderr io.Writer, now time.Time) {
 func handleHook(store, agent string, in *hookInput, now time.Time) error {
 	mounted := daemonAlive(store)
 	switch in.Event {
+	case "SessionStart", "UserPromptSubmit", "Stop":
+		// A turn boundary: every call of the session still open will
+		// never get its Post event (rejected, blocked, aborted, left
+		// running). Close them first, so no window stays open and the
+		// next mark is taken after them.
+		if err := closeUnfinished(store, in.SessionID, mounted, now); err != nil {
+			return err
+		}
+	}
+	switch in.Event {
 	case "SessionStart":
 		if in.SessionID == "" {
 			return fmt.Errorf("SessionStart without session_id")
@@ -117,6 +131,32 @@ func handleHook(store, agent string, in *hookInput, now time.Time) error {
 		return werr
 	}
 	return nil // events ckfs does not use
+}
+
+// closeUnfinished closes every call of session id that has no result: its
+// window (as unfinished) and, in the session log, a tool_result marked
+// unfinished, so both timelines treat it as the agent does (a call that is
+// over).
+func closeUnfinished(store, id string, mounted bool, now time.Time) error {
+	if id == "" {
+		return nil
+	}
+	calls, err := session.OpenCalls(store, id)
+	if err != nil || len(calls) == 0 {
+		return err
+	}
+	var errs []error
+	for _, c := range calls {
+		if mounted {
+			if _, err := call(store, request{Op: "close", ID: c, Reason: index.ReasonUnfinished}); err != nil && !strings.Contains(err.Error(), capture.ErrNoWindow.Error()) {
+				errs = append(errs, err)
+			}
+		}
+		if err := session.Append(store, id, now, &session.Event{Kind: session.KindToolResult, Call: c, Failed: true, Unfinished: true}); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // writeHookMark writes the mark of a turn that is about to begin: the file

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -27,6 +28,8 @@ type logEntry struct {
 	Time        time.Time `json:"time"`
 	Open        bool      `json:"open,omitempty"`        // a window still open
 	Interrupted bool      `json:"interrupted,omitempty"` // its daemon died; closed at the next mount
+	Unfinished  bool      `json:"unfinished,omitempty"`  // the agent never reported the call finished
+	Wrote       bool      `json:"wrote,omitempty"`       // a window: something was written in it
 	Target      uint64    `json:"target,omitempty"`
 	Restorable  bool      `json:"restorable"`        // its checkpoint is at or after the watermark
 	Mark        int       `json:"mark,omitempty"`    // the turn (mark) it belongs to; for a mark, its number
@@ -47,7 +50,7 @@ type logFile struct {
 }
 
 func newLogCmd() *cobra.Command {
-	var asJSON bool
+	var asJSON, all bool
 	cmd := &cobra.Command{
 		Use:   "log",
 		Short: "List checkpoints, newest first, with the files each window changed",
@@ -57,7 +60,8 @@ changes made outside any window (your own edits) and rewinds are listed as
 such. Windows are grouped under the turns that marks delimit (the agent
 hooks write a mark at every prompt). Rewind with ckfs rewind --to
 CHECKPOINT (a seq shown here), --to ID (just before that window) or
---mark M (both timelines).`,
+--mark M (both timelines). Windows in which nothing was written (an
+agent's Read, Grep or Glob calls) are left out unless --all.`,
 		Example: "  ckfs log\n  ckfs log --json | jq '.[0]'",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -66,6 +70,9 @@ CHECKPOINT (a seq shown here), --to ID (just before that window) or
 				return err
 			}
 			entries := v.logEntries()
+			if !all {
+				entries = slices.DeleteFunc(entries, func(e logEntry) bool { return e.Kind == "window" && !e.Wrote })
+			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
@@ -76,6 +83,7 @@ CHECKPOINT (a seq shown here), --to ID (just before that window) or
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&all, "all", false, "also list windows in which nothing was written")
 	return cmd
 }
 
@@ -100,7 +108,9 @@ func (v *workspaceView) logEntries() []logEntry {
 		if w.Close != nil {
 			e.Checkpoint = w.Close.Seq
 			e.Interrupted = w.Close.Interrupted()
+			e.Unfinished = w.Close.Reason == index.ReasonUnfinished
 		}
+		e.Wrote = len(w.Paths) > 0 || len(w.Skipped) > 0
 		ps := map[string]bool{}
 		for _, p := range w.Paths {
 			ps[p] = true
@@ -271,6 +281,9 @@ func printLog(out io.Writer, entries []logEntry, records []index.Record) {
 			}
 			if e.Interrupted {
 				state += " (interrupted: the daemon stopped inside it; its changes were recorded at the next mount)"
+			}
+			if e.Unfinished {
+				state += " (unfinished: the agent never reported this call done; closed at the end of its turn)"
 			}
 			fmt.Fprintf(out, "window %s  %s  %s  %s", e.ID, e.Tool, when, state)
 			if e.Label != "" {

@@ -27,6 +27,7 @@ type request struct {
 	Tool   string          `json:"tool,omitempty"`
 	Label  string          `json:"label,omitempty"`
 	GC     *gcRequest      `json:"gc,omitempty"`
+	Reason string          `json:"reason,omitempty"` // close: why, for a call that never finished
 }
 
 type reply struct {

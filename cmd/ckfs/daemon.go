@@ -285,7 +285,7 @@ func (d *daemon) handle(req request) reply {
 		if req.ID == "" && len(ids) > 0 {
 			req.ID = ids[len(ids)-1]
 		}
-		seq, err := d.rec.CloseWindow(req.ID)
+		seq, err := d.rec.CloseWindowReason(req.ID, req.Reason)
 		if err != nil {
 			return reply{Error: fmt.Sprintf("close window %q: %v", req.ID, err), Code: codeOf(err)}
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"slices"
 
 	"path/filepath"
 	"strconv"
@@ -77,11 +78,12 @@ func (v *workspaceView) checkpoint(s string) (uint64, error) {
 	return 0, withCode(ExitUsage, "no checkpoint %q: give a seq or a window id from ckfs log", s)
 }
 
-// beforeLast returns the checkpoint before the n-th most recent window.
+// beforeLast returns the checkpoint before the n-th most recent window
+// that wrote something (windows of read-only tool calls do not count).
 func (v *workspaceView) beforeLast(n int) (uint64, *index.Window, error) {
-	ws := index.Windows(v.records)
+	ws := slices.DeleteFunc(index.Windows(v.records), func(w index.Window) bool { return len(w.Paths) == 0 && len(w.Skipped) == 0 })
 	if n < 1 || n > len(ws) {
-		return 0, nil, withCode(ExitUsage, "--last %d: the timeline has %d windows", n, len(ws))
+		return 0, nil, withCode(ExitUsage, "--last %d: the timeline has %d windows that wrote something", n, len(ws))
 	}
 	w := ws[len(ws)-n]
 	return w.Open.Seq, &w, nil

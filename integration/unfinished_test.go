@@ -1,0 +1,64 @@
+package integration
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ckfs-dev/ckfs/session"
+)
+
+// A tool call that never gets its Post event (the user rejected it,
+// another hook blocked it, it was left running) is closed, as unfinished,
+// by the end of the turn: no window stays open, rewinds are not blocked,
+// and the session log holds a result for it. Calls that wrote nothing are
+// left out of the log and of --last.
+func TestUnfinishedCallsCloseAtTurnEnd(t *testing.T) {
+	w := mountWorkspace(t, `printf 'v0\n' > a.txt`)
+	a := newClaudeAgent(w)
+	a.turn("edit a", true, []toolCall{{"toolu_edit", "Bash", `printf 'v1\n' > a.txt`}})
+	// A read-only call: a window in which nothing is written.
+	a.hook(map[string]any{"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_use_id": "toolu_read", "tool_input": map[string]any{"file_path": filepath.Join(w.root, "a.txt")}})
+	a.hook(map[string]any{"hook_event_name": "PostToolUse", "tool_name": "Read", "tool_use_id": "toolu_read", "tool_input": map[string]any{"file_path": filepath.Join(w.root, "a.txt")}, "tool_response": map[string]any{}})
+	// A call whose Post event never comes: it writes, then the turn ends.
+	a.hook(map[string]any{"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_use_id": "toolu_lost", "tool_input": map[string]any{"command": "printf v2 > a.txt"}})
+	w.sh(`printf 'v2\n' > a.txt`)
+	a.hook(map[string]any{"hook_event_name": "Stop", "stop_hook_active": false})
+
+	if st := w.status(); st.Daemon == nil || len(st.Daemon.OpenWindows) != 0 {
+		t.Fatalf("windows still open after the turn ended: %+v", st.Daemon)
+	}
+	log := w.ckfs("log")
+	if !strings.Contains(log, "window toolu_lost") || !strings.Contains(log, "unfinished") {
+		t.Errorf("log does not show the unfinished call:\n%s", log)
+	}
+	if strings.Contains(log, "toolu_read") {
+		t.Errorf("log lists a window in which nothing was written:\n%s", log)
+	}
+	if all := w.ckfs("log", "--all"); !strings.Contains(all, "toolu_read") {
+		t.Errorf("log --all leaves out the read-only window:\n%s", all)
+	}
+	evs, _, err := session.Load(session.Path(w.store, a.session))
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := false
+	for _, e := range evs {
+		if e.Kind == session.KindToolResult && e.Call == "toolu_lost" && e.Unfinished {
+			closed = true
+		}
+	}
+	if !closed {
+		t.Errorf("the session log has no unfinished result for toolu_lost")
+	}
+	// --last 1 is the unfinished call (the read-only one does not count),
+	// and rewinding it is not blocked.
+	w.ckfs("rewind", "--files", "--last", "1")
+	if got := w.read("a.txt"); got != "v1\n" {
+		t.Errorf("a.txt after --last 1 = %q, want v1", got)
+	}
+	w.ckfs("rewind", "--files", "--last", "2")
+	if got := w.read("a.txt"); got != "v0\n" {
+		t.Errorf("a.txt after --last 2 = %q, want v0", got)
+	}
+}
