@@ -62,3 +62,24 @@ func TestUnfinishedCallsCloseAtTurnEnd(t *testing.T) {
 		t.Errorf("a.txt after --last 2 = %q, want v0", got)
 	}
 }
+
+// A transcript that starts with metadata lines (a summary, a
+// file-history snapshot) before the first prompt: the first mark points
+// past them, and rewinding both sides to it works, the conversation side
+// saying that nothing had been said yet.
+func TestFirstPromptAfterMetadataLines(t *testing.T) {
+	w := mountWorkspace(t, `printf 'v0\n' > a.txt`)
+	a := newClaudeAgent(w)
+	a.entry("summary", nil, map[string]any{"summary": "Earlier work", "leafUuid": "00000000-0000-4000-8000-00000000aaaa"})
+	a.entry("file-history-snapshot", nil, map[string]any{"messageId": "00000009-0000-4000-8000-000000000009", "snapshot": map[string]any{}, "isSnapshotUpdate": false})
+	a.last = ""
+	a.turn("edit a", true, []toolCall{{"toolu_e1", "Bash", `printf 'v1\n' > a.txt`}})
+	a.turn("edit again", true, []toolCall{{"toolu_e2", "Bash", `printf 'v2\n' > a.txt`}})
+	out, code := w.exitCode(nil, "rewind", "--mark", "1", "--files", "--conversation")
+	if code != 0 || !strings.Contains(out, "it was empty at mark 1") {
+		t.Fatalf("rewind both sides to the first mark: exit %d\n%s", code, out)
+	}
+	if got := w.read("a.txt"); got != "v0\n" {
+		t.Errorf("a.txt = %q", got)
+	}
+}

@@ -34,8 +34,24 @@ func parseCodex(line []byte, session *string) (entry, error) {
 	if err := json.Unmarshal(line, &l); err != nil {
 		return entry{}, err
 	}
-	if l.Type == "" || l.Payload == nil {
-		return entry{}, errors.New("line without type or payload")
+	if l.Payload == nil {
+		// The rollout format before session_meta: a first line
+		// {"id":…,"timestamp":…,"instructions":…} and then the response
+		// items themselves, unwrapped.
+		if err := json.Unmarshal(line, &l.Payload); err != nil {
+			return entry{}, err
+		}
+		switch {
+		case l.Type == "" && l.Payload.ID != "":
+			l.Type = "session_meta"
+		case l.Type != "":
+			l.Type = "response_item"
+		default:
+			return entry{}, nil // {"record_type":"state"} and the like: bookkeeping
+		}
+	}
+	if l.Type == "" {
+		return entry{}, errors.New("line without type")
 	}
 	var e entry
 	p := l.Payload
@@ -51,11 +67,17 @@ func parseCodex(line []byte, session *string) (entry, error) {
 	case "response_item":
 		e.conv = true
 		switch p.Type {
-		case "function_call", "custom_tool_call", "local_shell_call":
+		case "function_call", "custom_tool_call":
 			if p.CallID == "" {
 				return entry{}, fmt.Errorf("%s without call_id", p.Type)
 			}
 			e.calls = []string{p.CallID}
+		case "local_shell_call":
+			// Codex writes some with "call_id": null; no output can then
+			// point back at it, so it pairs with nothing.
+			if p.CallID != "" {
+				e.calls = []string{p.CallID}
+			}
 		case "function_call_output", "custom_tool_call_output":
 			if p.CallID == "" {
 				return entry{}, fmt.Errorf("%s without call_id", p.Type)
@@ -108,7 +130,15 @@ func (t *Transcript) codexFork(keep []int, child string, summary *summaryAt, now
 		if t.entries[i].session {
 			var ok bool
 			if line, ok = setString(line, []string{"payload", "id"}, child); !ok {
-				return nil, fmt.Errorf("transcript %s: line %d: cannot set its session id", t.Path, i+1)
+				// The format before session_meta: the id is top level.
+				if line, ok = setString(t.Lines[i], []string{"id"}, child); !ok {
+					return nil, fmt.Errorf("transcript %s: line %d: cannot set its session id", t.Path, i+1)
+				}
+			}
+			// Newer Codex versions repeat it as payload.session_id: the
+			// resumed fork must report its own id there too.
+			if l2, ok := setString(line, []string{"payload", "session_id"}, child); ok {
+				line = l2
 			}
 			out = append(out, line)
 			if !metaSeen && summary != nil && summary.first {

@@ -225,6 +225,17 @@ func MarkPosition(path, agent, prompt string) (lines int, prefix string, err err
 	return cut, fmt.Sprintf("sha256:%x", sha256.Sum256(data[:start(cut)])), nil
 }
 
+// Said reports whether the first n lines hold any conversation entry
+// (not only metadata such as summary or file-history-snapshot lines).
+func (t *Transcript) Said(n int) bool {
+	for i := 0; i < min(n, len(t.entries)); i++ {
+		if t.entries[i].conv {
+			return true
+		}
+	}
+	return false
+}
+
 // PrefixHash is a digest of the first n lines ("sha256:<hex>"): a mark
 // records it, so that a fork at the mark can tell whether the transcript
 // still holds what the mark pointed at.

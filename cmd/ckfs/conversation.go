@@ -70,6 +70,12 @@ func planConversation(store string, m *session.Mark, mode, summary string, now t
 		if c.Prefix != "" && (int64(len(t.Lines)) < c.Lines || t.PrefixHash(int(c.Lines)) != c.Prefix) {
 			return nil, withCode(ExitRefused, "transcript %s no longer holds what mark %d pointed at (its first %d lines changed since): the conversation cannot be forked there safely", c.Transcript, m.Mark, c.Lines)
 		}
+		if !t.Said(int(c.Lines)) {
+			// Only metadata (a summary, a file-history snapshot) came
+			// before the mark's prompt: nothing had been said yet.
+			p.Empty, p.session, p.Events = true, nil, 0
+			return p, nil
+		}
 		f, err := t.Fork(int(c.Lines), transcript.ForkOptions{Mode: mode, Summary: summary, Child: p.Child, Now: now})
 		if err != nil {
 			var ue *transcript.UncleanError
