@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -81,5 +82,21 @@ func TestFirstPromptAfterMetadataLines(t *testing.T) {
 	}
 	if got := w.read("a.txt"); got != "v0\n" {
 		t.Errorf("a.txt = %q", got)
+	}
+}
+
+// A hook never prints (the agent might show it): a problem goes to the
+// store's hook.log, and ckfs status reports it.
+func TestHookProblemsShowInStatus(t *testing.T) {
+	w := mountWorkspace(t, "")
+	ev := `{"hook_event_name":"PostToolUse","session_id":"s1","cwd":"` + w.root + `","tool_name":"Bash","tool_use_id":"toolu_never_opened"}`
+	c := exec.Command(ckfsBin, "hook", "claude")
+	c.Dir, c.Env, c.Stdin = w.root, w.env(), strings.NewReader(ev)
+	out, err := c.CombinedOutput()
+	if err != nil || len(out) != 0 {
+		t.Fatalf("hook: %v, printed %q", err, out)
+	}
+	if st := w.ckfs("status"); !strings.Contains(st, "hooks      1 problems") || !strings.Contains(st, "toolu_never_opened") {
+		t.Errorf("status does not report the hook's problem:\n%s", st)
 	}
 }

@@ -15,16 +15,22 @@ import (
 )
 
 func main() {
+	perms := flag.Bool("default-permissions", false, "let the kernel check permissions (default_permissions, modes reported exactly), as ckfs does")
 	flag.Parse()
 	if flag.NArg() != 2 {
-		fmt.Fprintln(os.Stderr, "usage: loopback DIR MOUNTPOINT")
+		fmt.Fprintln(os.Stderr, "usage: loopback [-default-permissions] DIR MOUNTPOINT")
 		os.Exit(2)
 	}
 	root, err := fs.NewLoopbackRoot(flag.Arg(0))
 	if err != nil {
 		log.Fatal(err)
 	}
-	srv, err := fs.Mount(flag.Arg(1), root, &fs.Options{MountOptions: fsMountOptions()})
+	opts := &fs.Options{MountOptions: fsMountOptions()}
+	if *perms {
+		opts.MountOptions.Options = append(opts.MountOptions.Options, "default_permissions")
+		opts.NullPermissions = true
+	}
+	srv, err := fs.Mount(flag.Arg(1), root, opts)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -46,7 +46,16 @@ block or steer the agent; problems go to hook.log in the store.`,
 // blocked by its undo layer. Problems are logged to the store's hook.log
 // (or stderr when there is no store).
 func runHook(agent string, stdin io.Reader, stderr io.Writer, now time.Time) {
-	logw := stderr
+	// Nothing goes to stderr, which the agent may show: problems go to the
+	// store's hook.log, or, before a store is found, to hook.log in the
+	// directory of all stores.
+	logw := io.Writer(io.Discard)
+	if base, err := storeBase(); err == nil {
+		if f, err := os.OpenFile(filepath.Join(base, "hook.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600); err == nil {
+			defer f.Close()
+			logw = f
+		}
+	}
 	var store string
 	defer func() {
 		if r := recover(); r != nil {
@@ -55,17 +64,18 @@ func runHook(agent string, stdin io.Reader, stderr io.Writer, now time.Time) {
 	}()
 	b, err := io.ReadAll(io.LimitReader(stdin, maxHookInput))
 	if err != nil {
-		fmt.Fprintf(stderr, "ckfs hook: read stdin: %v\n", err)
+		fmt.Fprintf(logw, "ckfs hook: read stdin: %v\n", err)
 		return
 	}
 	in, err := parseHookInput(b)
 	if err != nil {
-		fmt.Fprintf(stderr, "ckfs hook: %v\n", err)
+		fmt.Fprintf(logw, "ckfs hook: %v\n", err)
 		return
 	}
 	store, _, err = findStoreFrom(os.Getenv("CKFS_STORE"), in.Cwd)
 	if err != nil {
-		fmt.Fprintf(stderr, "ckfs hook %s: %v\n", in.Event, err)
+		// Not a ckfs workspace: the agent runs without undo, silently.
+		fmt.Fprintf(logw, "%s ckfs hook %s: %v\n", now.UTC().Format(time.RFC3339), in.Event, err)
 		return
 	}
 	f, err := os.OpenFile(filepath.Join(store, "hook.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -20,6 +22,10 @@ type statusReport struct {
 	StoreBytes int64       `json:"store_bytes"`
 	Objects    int         `json:"objects"`
 	Hint       string      `json:"hint,omitempty"`
+	// HookProblems counts the lines of the store's hook.log: problems the
+	// agent hooks met (a hook never shows them to the agent).
+	HookProblems int    `json:"hook_problems,omitempty"`
+	HookLast     string `json:"hook_last_problem,omitempty"`
 }
 
 func newStatusCmd() *cobra.Command {
@@ -60,6 +66,7 @@ func runStatus(store string, meta *storeMeta, asJSON bool, out io.Writer) error 
 		r.State, r.Mountpoint = "dead", meta.Root
 		r.Hint = "a ckfs mount without a daemon; run: ckfs unmount " + meta.Root
 	}
+	r.HookProblems, r.HookLast = hookProblems(store)
 	if asJSON {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
@@ -77,6 +84,9 @@ func runStatus(store string, meta *storeMeta, asJSON bool, out io.Writer) error 
 		}
 	}
 	fmt.Fprintf(out, "store      %s (%d objects, %d bytes)\n", store, r.Objects, r.StoreBytes)
+	if r.HookProblems > 0 {
+		fmt.Fprintf(out, "hooks      %d problems in %s; the last: %s\n", r.HookProblems, filepath.Join(store, "hook.log"), r.HookLast)
+	}
 	if r.Hint != "" {
 		fmt.Fprintf(out, "hint       %s\n", r.Hint)
 	}
@@ -107,4 +117,15 @@ func storeFullLine(d *statusInfo) string {
 		s += "; it is full NOW (since " + d.StoreFullSince.Local().Format("15:04:05") + "): free space on the store's disk, or run ckfs gc"
 	}
 	return s
+}
+
+// hookProblems counts the lines of the store's hook.log and returns the
+// last one.
+func hookProblems(store string) (int, string) {
+	b, err := os.ReadFile(filepath.Join(store, "hook.log"))
+	if err != nil || len(b) == 0 {
+		return 0, ""
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return len(lines), trunc(lines[len(lines)-1], 300)
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -30,14 +32,19 @@ func FuzzHookInput(f *testing.F) {
 	})
 }
 
-// A hook never fails and never prints on stdout, whatever it is given.
+// A hook never fails and never prints, on stdout or on stderr (which the
+// agent may show), whatever it is given: the problem goes to hook.log.
 func TestHookFailsOpen(t *testing.T) {
 	for _, in := range []string{"", "not json", `{"hook_event_name":"PreToolUse","cwd":"/nonexistent/ckfs/repo","tool_use_id":"t"}`, `{"hook_event_name":"PreToolUse","cwd":"/","tool_use_id":""}`} {
 		var stderr bytes.Buffer
-		t.Setenv("CKFS_HOME", t.TempDir())
+		home := t.TempDir()
+		t.Setenv("CKFS_HOME", home)
 		runHook("claude", strings.NewReader(in), &stderr, time.Now())
-		if stderr.Len() == 0 {
-			t.Errorf("input %q: the problem was not reported", in)
+		if stderr.Len() != 0 {
+			t.Errorf("input %q: the hook printed %q", in, stderr.String())
+		}
+		if b, err := os.ReadFile(filepath.Join(home, "hook.log")); err != nil || len(b) == 0 {
+			t.Errorf("input %q: the problem was not logged: %v", in, err)
 		}
 	}
 }
