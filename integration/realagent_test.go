@@ -1,0 +1,64 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The real agent CLIs, pinned: installed from npm into a cache outside the
+// repository the first time a test needs them.
+const (
+	claudePackage = "@anthropic-ai/claude-code"
+	claudeVersion = "2.1.332"
+)
+
+// agentBinary returns the path of an npm package's binary, installing the
+// pinned version into the user's cache when it is not there yet. Without
+// npm or the registry the test is skipped, unless CKFS_REQUIRE_AGENTS=1
+// (CI), where that is a failure.
+func agentBinary(t *testing.T, pkg, version, bin string) string {
+	t.Helper()
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	dir := filepath.Join(cache, "ckfs-test", "npm", strings.ReplaceAll(pkg, "/", "+")+"@"+version)
+	exe := filepath.Join(dir, "node_modules", ".bin", bin)
+	if _, err := os.Stat(exe); err == nil {
+		return exe
+	}
+	unavailable := func(why string) {
+		t.Helper()
+		if os.Getenv("CKFS_REQUIRE_AGENTS") == "1" {
+			t.Fatalf("CKFS_REQUIRE_AGENTS=1 but %s %s cannot be installed: %s", pkg, version, why)
+		}
+		t.Skipf("%s %s is not available (%s): set CKFS_REQUIRE_AGENTS=1 to make this a failure", pkg, version, why)
+	}
+	if _, err := exec.LookPath("npm"); err != nil {
+		unavailable("npm is not installed")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	c := exec.CommandContext(ctx, "npm", "install", "--no-audit", "--no-fund", "--prefix", dir, pkg+"@"+version)
+	if out, err := c.CombinedOutput(); err != nil {
+		unavailable(fmt.Sprintf("npm install: %v: %s", err, lastLines(string(out), 5)))
+	}
+	if _, err := os.Stat(exe); err != nil {
+		unavailable("npm installed no " + bin)
+	}
+	return exe
+}
+
+func lastLines(s string, n int) string {
+	ls := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(ls[max(0, len(ls)-n):], "\n")
+}

@@ -1,0 +1,178 @@
+package integration
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// claudeRun is the real claude CLI against the stand-in, in a private HOME.
+type claudeRun struct {
+	w      *workspace
+	bin    string
+	api    *anthropicStandIn
+	home   string
+	extras []string
+}
+
+func newClaudeRun(t *testing.T, w *workspace) *claudeRun {
+	return &claudeRun{w: w, bin: agentBinary(t, claudePackage, claudeVersion, "claude"), api: newAnthropicStandIn(t), home: t.TempDir()}
+}
+
+func (c *claudeRun) env() []string {
+	return append(c.w.env(), "HOME="+c.home, "CKFS_CLAUDE="+c.bin,
+		"ANTHROPIC_BASE_URL="+c.api.srv.URL, "ANTHROPIC_API_KEY=sk-ant-standin-0000",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1")
+}
+
+// agent runs `ckfs agent claude ARGS` in the workspace and returns its
+// output.
+func (c *claudeRun) agent(args ...string) string {
+	c.w.t.Helper()
+	cmd := exec.Command(ckfsBin, append([]string{"agent", "claude"}, args...)...)
+	cmd.Dir, cmd.Env = c.w.root, c.env()
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		c.w.t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			c.w.t.Fatalf("ckfs agent claude %s: %v\n%s", strings.Join(args, " "), err, out.String())
+		}
+	case <-time.After(3 * time.Minute):
+		cmd.Process.Kill()
+		c.w.t.Fatalf("ckfs agent claude %s: still running after 3 minutes\n%s", strings.Join(args, " "), out.String())
+	}
+	return out.String()
+}
+
+// transcripts lists the session transcripts claude wrote for the workspace.
+func (c *claudeRun) transcripts() []string {
+	m, _ := filepath.Glob(filepath.Join(c.home, ".claude", "projects", "*", "*.jsonl"))
+	return m
+}
+
+// userTexts returns every text the user side of a request holds (prompts
+// and tool results), to tell which turns a resumed session carried.
+func userTexts(req map[string]any) string {
+	b, _ := json.Marshal(req["messages"])
+	return string(b)
+}
+
+// The real Claude Code CLI, driven through ckfs agent claude against the
+// stand-in: three turns (a shell edit, the agent's own Write tool and a
+// shell call in parallel, a call the permission settings reject), each
+// captured as windows under marks; the rejected call is closed at the end
+// of its turn; then rewinds at the marks in every combination, and the real
+// CLI resuming each conversation fork, the stand-in seeing exactly the kept
+// turns.
+func TestRealClaudeSession(t *testing.T) {
+	w := mountWorkspace(t, `printf 'total = 1\n' > calc.py`)
+	c := newClaudeRun(t, w)
+	trees := map[int]string{1: workTree(t, w.root)}
+	prompts := []string{"Turn one: change 1 to 2 in calc.py", "Turn two: add notes and a test", "Turn three: try an edit you may not make"}
+
+	c.api.queue(
+		standInReply{text: "Editing.", calls: []standInCall{{"toolu_01Sed", "Bash", map[string]any{"command": "sed -i 's/1/2/' calc.py", "description": "edit"}}}},
+		standInReply{text: "Turn one done."},
+	)
+	c.agent("-p", prompts[0], "--allowedTools", "Bash,Write")
+	sessions := c.transcripts()
+	if len(sessions) != 1 {
+		t.Fatalf("transcripts after turn one: %v", sessions)
+	}
+	sid := strings.TrimSuffix(filepath.Base(sessions[0]), ".jsonl")
+	trees[2] = workTree(t, w.root)
+
+	notes := filepath.Join(w.root, "NOTES.md")
+	c.api.queue(
+		standInReply{text: "Two at once.", calls: []standInCall{
+			{"toolu_02Write", "Write", map[string]any{"file_path": notes, "content": "# Notes\n"}},
+			{"toolu_02Bash", "Bash", map[string]any{"command": "printf 'assert True\\n' > test_calc.py", "description": "test"}},
+		}},
+		standInReply{text: "Turn two done."},
+	)
+	c.agent("-p", "--resume", sid, prompts[1], "--allowedTools", "Bash,Write")
+	trees[3] = workTree(t, w.root)
+
+	c.api.queue(
+		standInReply{text: "Trying.", calls: []standInCall{{"toolu_03Denied", "Bash", map[string]any{"command": "rm calc.py", "description": "remove"}}}},
+		standInReply{text: "I was not allowed."},
+	)
+	c.agent("-p", "--resume", sid, prompts[2], "--allowedTools", "Write")
+	final := workTree(t, w.root)
+	if !strings.Contains(final, "calc.py") || !strings.Contains(final, "NOTES.md") || !strings.Contains(final, "test_calc.py") {
+		t.Fatalf("the workspace after three turns:\n%s", final)
+	}
+
+	if st := w.status(); st.Daemon == nil || len(st.Daemon.OpenWindows) != 0 {
+		t.Fatalf("windows left open after the session: %+v", st.Daemon)
+	}
+	log := w.ckfs("log", "--all")
+	for _, want := range []string{"mark 3", "window toolu_01Sed", "window toolu_02Write", "window toolu_02Bash", "window toolu_03Denied  Bash"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log lacks %q:\n%s", want, log)
+		}
+	}
+	if !regexp.MustCompile(`toolu_03Denied .*unfinished`).MatchString(log) {
+		t.Errorf("the rejected call is not closed as unfinished:\n%s", log)
+	}
+	// CKFS_KEEP_TRANSCRIPT=FILE keeps the transcript the real CLI wrote
+	// (the parser tests' fixture comes from here).
+	if keep := os.Getenv("CKFS_KEEP_TRANSCRIPT"); keep != "" {
+		b, _ := os.ReadFile(sessions[0])
+		os.WriteFile(keep, b, 0o644)
+	}
+
+	// Every mark, both sides: the files are as they were when the mark
+	// was written, and resuming the fork sends exactly the kept turns.
+	for mark := 1; mark <= 3; mark++ {
+		out := w.ckfs("rewind", "--mark", fmt.Sprint(mark), "--files", "--conversation", "--json")
+		if got := workTree(t, w.root); got != trees[mark] {
+			t.Errorf("mark %d: files\n%s\nwant\n%s", mark, got, trees[mark])
+		}
+		var r rewindJSON
+		json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &r)
+		if mark == 1 {
+			// Nothing had been said at the first prompt.
+			if r.Conversation != nil && r.Conversation.Written {
+				t.Errorf("mark 1 forked a conversation: %s", out)
+			}
+		} else {
+			if r.Conversation == nil || r.Conversation.Transcript == nil || !r.Conversation.Written {
+				t.Fatalf("mark %d: no conversation fork: %s", mark, out)
+			}
+			before := len(c.api.agentRequests())
+			c.api.queue(standInReply{text: "Resumed."})
+			c.agent("-p", "--resume", r.Conversation.Child, fmt.Sprintf("resumed at mark %d", mark), "--allowedTools", "Bash,Write")
+			reqs := c.api.agentRequests()
+			if len(reqs) <= before {
+				t.Fatalf("mark %d: the resumed fork sent nothing", mark)
+			}
+			sent := userTexts(reqs[before])
+			for i, p := range prompts {
+				if kept := i+1 < mark; kept != strings.Contains(sent, p) {
+					t.Errorf("mark %d: the resumed fork %s turn %d", mark, map[bool]string{true: "lost", false: "still sent"}[kept], i+1)
+				}
+			}
+		}
+		if trees[mark] == final {
+			continue // nothing was rewound, so there is nothing to undo
+		}
+		w.ckfs("rewind", "--files", "--undo")
+		if got := workTree(t, w.root); got != final {
+			t.Fatalf("mark %d: undo did not bring the files back", mark)
+		}
+	}
+}
