@@ -16,6 +16,8 @@ import (
 const (
 	claudePackage = "@anthropic-ai/claude-code"
 	claudeVersion = "2.1.332"
+	codexPackage  = "@openai/codex"
+	codexVersion  = "0.169.0"
 )
 
 // agentBinary returns the path of an npm package's binary, installing the

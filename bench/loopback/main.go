@@ -16,9 +16,10 @@ import (
 
 func main() {
 	perms := flag.Bool("default-permissions", false, "let the kernel check permissions (default_permissions, modes reported exactly), as ckfs does")
+	allowOther := flag.Bool("allow-other", false, "let other users use the mount")
 	flag.Parse()
 	if flag.NArg() != 2 {
-		fmt.Fprintln(os.Stderr, "usage: loopback [-default-permissions] DIR MOUNTPOINT")
+		fmt.Fprintln(os.Stderr, "usage: loopback [-default-permissions] [-allow-other] DIR MOUNTPOINT")
 		os.Exit(2)
 	}
 	root, err := fs.NewLoopbackRoot(flag.Arg(0))
@@ -26,6 +27,7 @@ func main() {
 		log.Fatal(err)
 	}
 	opts := &fs.Options{MountOptions: fsMountOptions()}
+	opts.MountOptions.AllowOther = *allowOther
 	if *perms {
 		opts.MountOptions.Options = append(opts.MountOptions.Options, "default_permissions")
 		opts.NullPermissions = true

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/ckfs-dev/ckfs/internal/atomicfile"
@@ -60,8 +61,9 @@ func newHooksCmd() *cobra.Command {
 		Long: `Print the JSON that installs ckfs's hooks. For Claude Code it is a settings
 file: pass it with claude --settings FILE (which is what ckfs agent claude
 does), or merge it into ~/.claude/settings.json. For Codex CLI it is a
-hooks.json: put it in ~/.codex/hooks.json and turn hooks on in
-~/.codex/config.toml with [features] codex_hooks = true.`,
+hooks.json: put it in ~/.codex/hooks.json and review and trust the hooks
+in Codex's /hooks (Codex skips unreviewed hooks silently); ckfs agent codex
+passes them for one run instead.`,
 		Example:   "  ckfs hooks print claude > ~/ckfs-claude.json && claude --settings ~/ckfs-claude.json\n  ckfs hooks print codex > ~/.codex/hooks.json",
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: []string{transcript.Claude, transcript.Codex},
@@ -87,14 +89,23 @@ func printJSON(out io.Writer, v any) error {
 
 func newAgentCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "agent claude [ARGS...]",
-		Short: "Run Claude Code on this repository with ckfs capturing every tool call",
-		Long: `Mount the current repository if it is not mounted, then start claude with
-a settings file (kept in the store, never in the repository) that installs
-ckfs's hooks: every tool call becomes a window, every prompt a mark. ARGS
-go to claude unchanged. When claude exits, a mount this command made is
-unmounted again. Set CKFS_CLAUDE to run another claude binary.`,
-		Example: "  ckfs agent claude\n  ckfs agent claude --resume 7f3c2a9e-4b1d-4e8a-9c2f-1a2b3c4d5e6f",
+		Use:   "agent (claude|codex) [ARGS...]",
+		Short: "Run Claude Code or Codex CLI on this repository with ckfs capturing every tool call",
+		Long: `Mount the current repository if it is not mounted, then start the agent with
+ckfs's hooks installed for this run only: every tool call becomes a window,
+every prompt a mark. ARGS go to the agent unchanged. When the agent exits, a
+mount this command made is unmounted again.
+
+claude gets a settings file kept in the store (claude --settings FILE),
+never written into the repository or your own settings. codex gets the
+hooks as configuration overrides (-c hooks=...) and
+--dangerously-bypass-hook-trust, because Codex skips hooks nobody has
+reviewed, silently; Codex says so when it starts, and the bypass also lets
+any other hook you have configured but not reviewed run. To review ckfs's
+hooks in Codex's /hooks instead, install them with ckfs hooks print codex.
+
+Set CKFS_CLAUDE or CKFS_CODEX to run another binary.`,
+		Example: "  ckfs agent claude\n  ckfs agent claude --resume 7f3c2a9e-4b1d-4e8a-9c2f-1a2b3c4d5e6f\n  ckfs agent codex\n  ckfs agent codex exec resume 0199ffff-0000-7000-8000-000000000001 'go on'",
 		Args:    cobra.MinimumNArgs(1),
 		// Everything after the agent name belongs to the agent.
 		DisableFlagParsing: true,
@@ -102,15 +113,22 @@ unmounted again. Set CKFS_CLAUDE to run another claude binary.`,
 			if args[0] == "-h" || args[0] == "--help" {
 				return cmd.Help()
 			}
-			if args[0] != transcript.Claude {
-				return withCode(ExitUsage, "agent %s: ckfs agent runs claude; for Codex CLI install the hooks (ckfs hooks print codex), for any other agent use ckfs run -- CMD", args[0])
+			if args[0] != transcript.Claude && args[0] != transcript.Codex {
+				return withCode(ExitUsage, "agent %s: ckfs agent runs claude or codex; for any other agent use ckfs run -- CMD", args[0])
 			}
-			return runAgentClaude(args[1:], cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return runAgent(args[0], args[1:], cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 }
 
-func runAgentClaude(args []string, stdout, stderr io.Writer) error {
+// agentBinaries are the agents' executables, and the variable that
+// overrides each.
+var agentBinaries = map[string][2]string{
+	transcript.Claude: {"claude", "CKFS_CLAUDE"},
+	transcript.Codex:  {"codex", "CKFS_CODEX"},
+}
+
+func runAgent(agent string, args []string, stdout, stderr io.Writer) error {
 	root, err := absDir(".")
 	if err != nil {
 		return err
@@ -119,12 +137,13 @@ func runAgentClaude(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	bin := os.Getenv("CKFS_CLAUDE")
+	bin := os.Getenv(agentBinaries[agent][1])
 	if bin == "" {
-		bin = "claude"
+		bin = agentBinaries[agent][0]
 	}
 	if _, err := exec.LookPath(bin); err != nil {
-		return withCode(ExitError, "%s is not installed or not on PATH (npm install -g @anthropic-ai/claude-code), or set CKFS_CLAUDE", bin)
+		pkg := map[string]string{transcript.Claude: "@anthropic-ai/claude-code", transcript.Codex: "@openai/codex"}[agent]
+		return withCode(ExitError, "%s is not installed or not on PATH (npm install -g %s), or set %s", bin, pkg, agentBinaries[agent][1])
 	}
 	store, _, err := findStoreFrom("", root)
 	mountedHere := false
@@ -132,22 +151,29 @@ func runAgentClaude(args []string, stdout, stderr io.Writer) error {
 		mount := exec.Command(exe, "mount", root)
 		mount.Stdout, mount.Stderr = stderr, stderr
 		if err := mount.Run(); err != nil {
-			return fmt.Errorf("mount %s before starting claude: %w", root, err)
+			return fmt.Errorf("mount %s before starting %s: %w", root, agent, err)
 		}
 		mountedHere = true
 		if store, _, err = findStoreFrom("", root); err != nil {
 			return err
 		}
 	}
-	settings := filepath.Join(store, "agent", "claude-settings.json")
-	b, _ := json.MarshalIndent(hookSettings(exe, transcript.Claude), "", "  ")
-	if err := os.MkdirAll(filepath.Dir(settings), 0o700); err != nil {
-		return err
+	var pre []string
+	switch agent {
+	case transcript.Claude:
+		settings := filepath.Join(store, "agent", "claude-settings.json")
+		b, _ := json.MarshalIndent(hookSettings(exe, transcript.Claude), "", "  ")
+		if err := os.MkdirAll(filepath.Dir(settings), 0o700); err != nil {
+			return err
+		}
+		if err := atomicfile.Write(settings, append(b, '\n'), 0o600); err != nil {
+			return err
+		}
+		pre = []string{"--settings", settings}
+	case transcript.Codex:
+		pre = []string{"-c", "hooks=" + tomlInline(hookSettings(exe, transcript.Codex)["hooks"]), "--dangerously-bypass-hook-trust"}
 	}
-	if err := atomicfile.Write(settings, append(b, '\n'), 0o600); err != nil {
-		return err
-	}
-	c := exec.Command(bin, append([]string{"--settings", settings}, args...)...)
+	c := exec.Command(bin, append(pre, args...)...)
 	c.Dir = root // entered after the mount: the agent sees the mounted view
 	c.Stdin, c.Stdout, c.Stderr = os.Stdin, stdout, stderr
 	c.Env = append(os.Environ(), "CKFS_STORE="+store)
@@ -164,4 +190,39 @@ func runAgentClaude(args []string, stdout, stderr io.Writer) error {
 		return &exitError{code: ee.ExitCode(), err: runErr, silent: true}
 	}
 	return runErr
+}
+
+// tomlInline writes v (maps, slices, strings, numbers, booleans) as a TOML
+// inline value, for a -c override.
+func tomlInline(v any) string {
+	switch x := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = k + "=" + tomlInline(x[k])
+		}
+		return "{" + strings.Join(parts, ",") + "}"
+	case []map[string]any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = tomlInline(e)
+		}
+		return "[" + strings.Join(parts, ",") + "]"
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = tomlInline(e)
+		}
+		return "[" + strings.Join(parts, ",") + "]"
+	case string:
+		b, _ := json.Marshal(x) // a TOML basic string is a JSON string
+		return string(b)
+	default:
+		return fmt.Sprint(x)
+	}
 }
