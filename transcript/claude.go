@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -37,6 +38,7 @@ type claudeBlock struct {
 	Type      string `json:"type"`
 	ID        string `json:"id"`
 	ToolUseID string `json:"tool_use_id"`
+	Text      string `json:"text"`
 }
 
 func parseClaude(line []byte, session *string) (entry, error) {
@@ -77,19 +79,28 @@ func parseClaude(line []byte, session *string) (entry, error) {
 	if err := json.Unmarshal(l.Message.Content, &blocks); err != nil {
 		return entry{}, fmt.Errorf("message content is neither text nor blocks: %v", err)
 	}
+	var texts []string
 	for _, b := range blocks {
-		switch b.Type {
-		case "tool_use", "server_tool_use":
+		switch {
+		case b.Type == "tool_use" || b.Type == "server_tool_use":
 			if b.ID == "" {
 				return entry{}, errors.New("tool_use block without id")
 			}
 			e.calls = append(e.calls, b.ID)
-		case "tool_result":
+		case b.Type == "tool_result" || strings.HasSuffix(b.Type, "_tool_result"):
+			// A server tool's result (web_search_tool_result, …) comes
+			// in the same assistant message as its server_tool_use.
 			if b.ToolUseID == "" {
-				return entry{}, errors.New("tool_result block without tool_use_id")
+				return entry{}, fmt.Errorf("%s block without tool_use_id", b.Type)
 			}
 			e.results = append(e.results, b.ToolUseID)
+		case b.Type == "text":
+			texts = append(texts, b.Text)
 		}
+	}
+	// A prompt written as content blocks (text with a pasted image, say).
+	if l.Type == "user" && !l.IsMeta && !l.IsCompact && len(e.results) == 0 && len(texts) > 0 {
+		e.prompt = strings.Join(texts, "\n")
 	}
 	return e, nil
 }

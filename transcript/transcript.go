@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 )
 
 // The agents whose transcripts this package reads.
@@ -176,7 +177,7 @@ func positionBefore(n int, prompt string, entryAt func(i int) (entry, error)) in
 		if err != nil {
 			break
 		}
-		if e.prompt == prompt {
+		if samePrompt(e.prompt, prompt) {
 			cut = i
 			continue
 		}
@@ -185,6 +186,31 @@ func positionBefore(n int, prompt string, entryAt func(i int) (entry, error)) in
 		}
 	}
 	return cut
+}
+
+// samePrompt reports whether a transcript's prompt text is the prompt a
+// hook saw. A slash command is written to the transcript as
+// <command-name>/x</command-name>…<command-args>a</command-args> while the
+// hook sees "/x a"; a prompt with a pasted image is its text blocks.
+func samePrompt(inTranscript, hook string) bool {
+	if inTranscript == hook {
+		return true
+	}
+	name, ok := between(inTranscript, "<command-name>", "</command-name>")
+	if !ok {
+		return false
+	}
+	args, _ := between(inTranscript, "<command-args>", "</command-args>")
+	return strings.TrimSpace(name+" "+args) == strings.TrimSpace(hook)
+}
+
+func between(s, open, close string) (string, bool) {
+	_, rest, ok := strings.Cut(s, open)
+	if !ok {
+		return "", false
+	}
+	v, _, ok := strings.Cut(rest, close)
+	return v, ok
 }
 
 // MarkPosition is what a mark records of the transcript at path when
