@@ -100,3 +100,16 @@ func TestHookProblemsShowInStatus(t *testing.T) {
 		t.Errorf("status does not report the hook's problem:\n%s", st)
 	}
 }
+
+// After a conversation rewind, the resume command ckfs prints keeps
+// capture on: it goes through ckfs agent.
+func TestResumeCommandKeepsCapture(t *testing.T) {
+	w := mountWorkspace(t, `printf 'v0\n' > a.txt`)
+	a := newClaudeAgent(w)
+	a.turn("one", true, []toolCall{{"toolu_r1", "Bash", `printf 'v1\n' > a.txt`}})
+	a.turn("two", true, []toolCall{{"toolu_r2", "Bash", `printf 'v2\n' > a.txt`}})
+	out := w.ckfs("rewind", "--mark", "2", "--conversation")
+	if !strings.Contains(out, "resume it with: ckfs agent claude --resume ") {
+		t.Errorf("the printed resume command does not keep capture:\n%s", out)
+	}
+}

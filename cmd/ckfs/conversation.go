@@ -181,7 +181,7 @@ func (p *convPlan) print(out io.Writer) {
 	if t := p.Transcript; t != nil {
 		fmt.Fprintf(out, "  %s transcript: keeps %d lines, %s %d, into %s\n", t.Agent, t.Kept, map[bool]string{true: "summarizes", false: "drops"}[p.Mode != session.ModeCut], t.Dropped, t.Path)
 		if p.Written {
-			fmt.Fprintf(out, "resume it with: %s   (the original session is unchanged)\n", t.Resume)
+			fmt.Fprintf(out, "resume it with: ckfs agent %s   (capture goes on; the original session is unchanged)\n", t.Resume)
 		}
 	} else {
 		fmt.Fprintln(out, "  no agent transcript is known for this session")
