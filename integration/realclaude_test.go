@@ -176,3 +176,31 @@ func TestRealClaudeSession(t *testing.T) {
 		}
 	}
 }
+
+// ckfs hooks install claude writes the hooks into the user's own
+// settings; the real claude, started by hand on a mounted workspace, is
+// then captured.
+func TestRealClaudeWithInstalledHooks(t *testing.T) {
+	w := mountWorkspace(t, `printf 'x = 1\n' > a.py`)
+	c := newClaudeRun(t, w)
+	install := exec.Command(ckfsBin, "hooks", "install", "claude")
+	install.Env = c.env()
+	if out, err := install.CombinedOutput(); err != nil || !strings.Contains(string(out), "added") {
+		t.Fatalf("hooks install: %v\n%s", err, out)
+	}
+	c.api.queue(
+		standInReply{calls: []standInCall{{"toolu_09Inst", "Bash", map[string]any{"command": "sed -i 's/1/9/' a.py", "description": "edit"}}}},
+		standInReply{text: "Done."},
+	)
+	run := exec.Command(c.bin, "-p", "Set x to 9", "--allowedTools", "Bash")
+	run.Dir, run.Env = w.root, c.env()
+	if out, err := run.CombinedOutput(); err != nil {
+		t.Fatalf("claude: %v\n%s", err, out)
+	}
+	if got := w.read("a.py"); got != "x = 9\n" {
+		t.Fatalf("a.py = %q", got)
+	}
+	if log := w.ckfs("log"); !strings.Contains(log, "window toolu_09Inst") || !strings.Contains(log, "mark 1") {
+		t.Errorf("the hand-started claude was not captured:\n%s", log)
+	}
+}

@@ -54,7 +54,8 @@ func shellQuote(s string) string {
 }
 
 func newHooksCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "hooks", Short: "Print the hook configuration for an agent"}
+	cmd := &cobra.Command{Use: "hooks", Short: "Print or install the hook configuration for an agent"}
+	cmd.AddCommand(newHooksInstallCmd())
 	cmd.AddCommand(&cobra.Command{
 		Use:   "print (claude|codex)",
 		Short: "Print the hook settings that connect an agent to ckfs",

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// ckfs hooks install merges into the user's own settings: their settings
+// and hooks stay, ours are added once (a second run changes nothing), a
+// copy of the old file is kept, --dry-run writes nothing, and a file that
+// is not JSON is refused untouched.
+func TestHooksInstallMerges(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "settings.json")
+	mine := `{"model": "opus", "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "my-guard"}]}]}}`
+	os.WriteFile(path, []byte(mine), 0o600)
+	ours := hookSettings("/usr/local/bin/ckfs", "claude")
+	now := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
+	var out, msg bytes.Buffer
+
+	if err := installHooks(path, ours, true, now, &out, &msg); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != mine {
+		t.Fatal("--dry-run wrote the file")
+	}
+	if !strings.Contains(out.String(), "my-guard") || !strings.Contains(out.String(), "ckfs hook claude") {
+		t.Errorf("dry run output:\n%s", out.String())
+	}
+
+	if err := installHooks(path, ours, false, now, &out, &msg); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Model string                       `json:"model"`
+		Hooks map[string][]json.RawMessage `json:"hooks"`
+	}
+	b, _ := os.ReadFile(path)
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Model != "opus" || len(got.Hooks["PreToolUse"]) != 2 || !strings.Contains(string(got.Hooks["PreToolUse"][0]), "my-guard") {
+		t.Fatalf("merged settings:\n%s", b)
+	}
+	for ev := range ours["hooks"].(map[string]any) {
+		if len(got.Hooks[ev]) == 0 {
+			t.Errorf("event %s not installed", ev)
+		}
+	}
+	if backup, err := os.ReadFile(path + ".ckfs-backup-20261203T090000Z"); err != nil || string(backup) != mine {
+		t.Errorf("backup: %q %v", backup, err)
+	}
+
+	msg.Reset()
+	if err := installHooks(path, ours, false, now.Add(time.Minute), &out, &msg); err != nil {
+		t.Fatal(err)
+	}
+	if b2, _ := os.ReadFile(path); !bytes.Equal(b, b2) || !strings.Contains(msg.String(), "already") {
+		t.Errorf("a second install changed the file or did not say so: %s", msg.String())
+	}
+
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte("{not json"), 0o600)
+	if err := installHooks(bad, ours, false, now, &out, &msg); err == nil || !strings.Contains(err.Error(), "nothing was changed") {
+		t.Errorf("invalid JSON: %v", err)
+	}
+	if b, _ := os.ReadFile(bad); string(b) != "{not json" {
+		t.Error("an invalid file was changed")
+	}
+}
