@@ -151,12 +151,21 @@ func (t *Transcript) claudeFork(keep []int, child string, summary *summaryAt, no
 			}
 		}
 		if e.parent != "" && !kept[e.parent] {
-			// Its parent was summarized away: hang it under the summary.
+			// Its parent was summarized away: hang it under the summary
+			// when the summary comes first, else under the entry before
+			// it, never under one written after it (a parent cycle).
 			if sumUUID == "" {
 				return nil, fmt.Errorf("transcript %s: line %d: its parent %s is not kept", t.Path, i+1, e.parent)
 			}
+			newParent := sumUUID
+			if !summary.first {
+				newParent = lastUUID
+			}
+			if newParent == "" {
+				return nil, fmt.Errorf("transcript %s: line %d: its parent %s is not kept and nothing comes before it", t.Path, i+1, e.parent)
+			}
 			var ok bool
-			if line, ok = setString(line, []string{"parentUuid"}, sumUUID); !ok {
+			if line, ok = setString(line, []string{"parentUuid"}, newParent); !ok {
 				return nil, fmt.Errorf("transcript %s: line %d: cannot re-parent it", t.Path, i+1)
 			}
 		}

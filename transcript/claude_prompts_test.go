@@ -1,6 +1,10 @@
 package transcript
 
-import "testing"
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
 
 const sid = "5b0e7a3c-2f4d-4c6b-9a1e-8d7f6c5b4a39"
 
@@ -41,5 +45,54 @@ func TestClaudeServerToolUseCloses(t *testing.T) {
 	tr := loadText(t, sid+".jsonl", text, Claude)
 	if !tr.Clean(2) || !tr.Clean(3) {
 		t.Error("a server tool call with its result in the same message leaves the cut unclean")
+	}
+}
+
+// Summarize modes: summarize-up-to never copies a call still open at the
+// end of a live transcript into the child; summarize-from never hangs a
+// kept line under the summary written after it; lines_kept counts only
+// the lines written.
+func TestSummarizeModesEdges(t *testing.T) {
+	u := func(n string) string { return "0000000" + n + "-0000-4000-8000-000000000000" }
+	text := claudeLineJSON(u("1"), "", "user", `"first"`) +
+		claudeLineJSON(u("2"), u("1"), "assistant", `[{"type":"text","text":"ok"}]`) +
+		`{"type":"summary","summary":"s","leafUuid":"` + u("4") + `"}` + "\n" +
+		claudeLineJSON(u("3"), u("2"), "user", `"second"`) +
+		claudeLineJSON(u("4"), u("3"), "assistant", `[{"type":"tool_use","id":"toolu_live","name":"Bash","input":{}}]`)
+	tr := loadText(t, sid+".jsonl", text, Claude)
+
+	f, err := tr.Fork(3, ForkOptions{Mode: ModeSummarizeUpTo, Summary: "earlier", Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(f.data, []byte("toolu_live")) {
+		t.Errorf("summarize-up-to copied the open call:\n%s", f.data)
+	}
+
+	// A kept line whose parent is after the cut (an out-of-order line).
+	text2 := claudeLineJSON(u("1"), "", "user", `"first"`) +
+		claudeLineJSON(u("2"), u("5"), "assistant", `[{"type":"text","text":"late parent"}]`) +
+		claudeLineJSON(u("5"), u("1"), "user", `"second"`)
+	tr2 := loadText(t, sid+".jsonl", text2, Claude)
+	f2, err := tr2.Fork(2, ForkOptions{Mode: ModeSummarizeFrom, Summary: "later", Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Split(bytes.TrimSpace(f2.data), []byte("\n"))
+	var sum struct {
+		UUID string `json:"uuid"`
+	}
+	json.Unmarshal(lines[len(lines)-1], &sum)
+	if bytes.Contains(lines[1], []byte(`"parentUuid":"`+sum.UUID+`"`)) {
+		t.Errorf("summarize-from hung a line under the summary written after it:\n%s", f2.data)
+	}
+
+	// The summary line refers to a dropped entry and goes: not "kept".
+	f3, err := tr.Fork(3, ForkOptions{Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if written := bytes.Count(f3.data, []byte("\n")); f3.Kept != written || f3.Kept+f3.Dropped != len(tr.Lines) {
+		t.Errorf("lines_kept %d, dropped %d; %d lines written of %d", f3.Kept, f3.Dropped, written, len(tr.Lines))
 	}
 }

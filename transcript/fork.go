@@ -72,11 +72,19 @@ func (t *Transcript) Fork(n int, o ForkOptions) (*Fork, error) {
 	f := &Fork{Agent: t.Agent, Parent: t.SessionID, SessionID: o.Child, Cut: n, Mode: o.Mode}
 	var keep, gone []int
 	var sum *summaryAt
+	end := len(t.Lines)
+	if o.Mode == ModeSummarizeUpTo {
+		// The rest is kept, but only up to its last clean boundary: a
+		// call still running at the end of a live transcript stays out.
+		for end > n && !t.Clean(end) {
+			end--
+		}
+	}
 	for i := range t.Lines {
 		in := i < n
 		if o.Mode == ModeSummarizeUpTo {
 			// The summary stands for the head; the session header stays.
-			in = i >= n || (t.Agent == Codex && t.entries[i].session)
+			in = (i >= n && i < end) || (t.Agent == Codex && t.entries[i].session)
 		}
 		if in {
 			keep = append(keep, i)
@@ -119,7 +127,13 @@ func (t *Transcript) Fork(n int, o ForkOptions) (*Fork, error) {
 	if !carries {
 		return nil, fmt.Errorf("transcript %s: a fork after line %d keeps no entry of the session; start a new session instead", t.Path, n)
 	}
-	f.Kept, f.Dropped = len(keep), len(gone)
+	// Metadata pointing at a dropped entry is dropped too: count what
+	// is written, not what was planned.
+	f.Kept = len(lines)
+	if sum != nil {
+		f.Kept-- // the summary line is new, not kept
+	}
+	f.Dropped = len(t.Lines) - f.Kept
 	for _, l := range lines {
 		f.data = append(append(f.data, l...), '\n')
 	}
