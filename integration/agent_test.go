@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -229,6 +230,11 @@ func TestScriptedClaudeSession(t *testing.T) {
 	// got every write: 03B wrote nothing of its own and shows with --all.
 	if log := w.ckfs("log", "--all"); !strings.Contains(log, "  window toolu_03B") {
 		t.Errorf("ckfs log --all leaves out a window:\n%s", log)
+	}
+	// And log says which windows ran together, and how their writes were
+	// credited.
+	if log := w.ckfs("log"); !regexp.MustCompile(`window toolu_03C .*alongside toolu_03B`).MatchString(log) {
+		t.Errorf("ckfs log does not say toolu_03C ran alongside toolu_03B:\n%s", log)
 	}
 
 	if du := w.ckfs("du"); !strings.Contains(du, "per agent session:") || !strings.Contains(du, a.session) {

@@ -30,11 +30,15 @@ type logEntry struct {
 	Interrupted bool      `json:"interrupted,omitempty"` // its daemon died; closed at the next mount
 	Unfinished  bool      `json:"unfinished,omitempty"`  // the agent never reported the call finished
 	Wrote       bool      `json:"wrote,omitempty"`       // a window: something was written in it
-	Target      uint64    `json:"target,omitempty"`
-	Restorable  bool      `json:"restorable"`        // its checkpoint is at or after the watermark
-	Mark        int       `json:"mark,omitempty"`    // the turn (mark) it belongs to; for a mark, its number
-	Session     string    `json:"session,omitempty"` // a mark's conversation session
-	Files       []logFile `json:"files"`
+	// Alongside lists the windows open at the same time as this one
+	// (parallel tool calls): a write cannot be told apart by who made it,
+	// and is credited to the newest window open when it happened.
+	Alongside  []string  `json:"alongside,omitempty"`
+	Target     uint64    `json:"target,omitempty"`
+	Restorable bool      `json:"restorable"`        // its checkpoint is at or after the watermark
+	Mark       int       `json:"mark,omitempty"`    // the turn (mark) it belongs to; for a mark, its number
+	Session    string    `json:"session,omitempty"` // a mark's conversation session
+	Files      []logFile `json:"files"`
 }
 
 type logFile struct {
@@ -103,7 +107,8 @@ func (v *workspaceView) logEntries() []logEntry {
 	if n := len(v.records); n > 0 {
 		last = v.records[n-1].Seq
 	}
-	for _, w := range index.Windows(v.records) {
+	wins := index.Windows(v.records)
+	for wi, w := range wins {
 		e := logEntry{Kind: "window", ID: w.ID, Tool: w.Tool, Label: w.Label, Time: w.Open.Time, Before: w.Open.Seq, Checkpoint: last, Open: w.Close == nil}
 		if w.Close != nil {
 			e.Checkpoint = w.Close.Seq
@@ -111,6 +116,7 @@ func (v *workspaceView) logEntries() []logEntry {
 			e.Unfinished = w.Close.Reason == index.ReasonUnfinished
 		}
 		e.Wrote = len(w.Paths) > 0 || len(w.Skipped) > 0
+		e.Alongside = overlapping(wins, wi, last)
 		ps := map[string]bool{}
 		for _, p := range w.Paths {
 			ps[p] = true
@@ -282,6 +288,9 @@ func printLog(out io.Writer, entries []logEntry, records []index.Record) {
 			if e.Interrupted {
 				state += " (interrupted: the daemon stopped inside it; its changes were recorded at the next mount)"
 			}
+			if len(e.Alongside) > 0 {
+				state += fmt.Sprintf(" (alongside %s: writes made while several were open are credited to the newest)", strings.Join(e.Alongside, ", "))
+			}
 			if e.Unfinished {
 				state += " (unfinished: the agent never reported this call done; closed at the end of its turn)"
 			}
@@ -332,5 +341,27 @@ func sortedKeys(m map[string]bool) []string {
 		out = append(out, k)
 	}
 	sort.Strings(out)
+	return out
+}
+
+// overlapping lists the windows open at some moment together with window
+// i (last is the timeline's end, for windows still open).
+func overlapping(wins []index.Window, i int, last uint64) []string {
+	span := func(w index.Window) (uint64, uint64) {
+		if w.Close == nil {
+			return w.Open.Seq, last + 1
+		}
+		return w.Open.Seq, w.Close.Seq
+	}
+	a0, a1 := span(wins[i])
+	var out []string
+	for j, w := range wins {
+		if j == i {
+			continue
+		}
+		if b0, b1 := span(w); b0 < a1 && a0 < b1 {
+			out = append(out, w.ID)
+		}
+	}
 	return out
 }
