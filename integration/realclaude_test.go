@@ -81,7 +81,7 @@ func TestRealClaudeSession(t *testing.T) {
 	w := mountWorkspace(t, `printf 'total = 1\n' > calc.py`)
 	c := newClaudeRun(t, w)
 	trees := map[int]string{1: workTree(t, w.root)}
-	prompts := []string{"Turn one: change 1 to 2 in calc.py", "Turn two: add notes and a test", "Turn three: try an edit you may not make"}
+	prompts := []string{"Turn one: change 1 to 2 in calc.py", "Turn two: add notes and a test", "Turn three: try an edit you may not make", "Turn four: run a failing command"}
 
 	c.api.queue(
 		standInReply{text: "Editing.", calls: []standInCall{{"toolu_01Sed", "Bash", map[string]any{"command": "sed -i 's/1/2/' calc.py", "description": "edit"}}}},
@@ -111,6 +111,15 @@ func TestRealClaudeSession(t *testing.T) {
 		standInReply{text: "I was not allowed."},
 	)
 	c.agent("-p", "--resume", sid, prompts[2], "--allowedTools", "Write")
+	trees[4] = workTree(t, w.root)
+
+	// Turn four: a call that runs and fails (its Post event is
+	// PostToolUseFailure): closed as any finished call.
+	c.api.queue(
+		standInReply{text: "Trying.", calls: []standInCall{{"toolu_04Fail", "Bash", map[string]any{"command": "printf 'half\\n' > half.txt; exit 3", "description": "fail"}}}},
+		standInReply{text: "It failed."},
+	)
+	c.agent("-p", "--resume", sid, prompts[3], "--allowedTools", "Bash")
 	final := workTree(t, w.root)
 	if !strings.Contains(final, "calc.py") || !strings.Contains(final, "NOTES.md") || !strings.Contains(final, "test_calc.py") {
 		t.Fatalf("the workspace after three turns:\n%s", final)
@@ -120,14 +129,32 @@ func TestRealClaudeSession(t *testing.T) {
 		t.Fatalf("windows left open after the session: %+v", st.Daemon)
 	}
 	log := w.ckfs("log", "--all")
-	for _, want := range []string{"mark 3", "window toolu_01Sed", "window toolu_02Write", "window toolu_02Bash", "window toolu_03Denied  Bash"} {
+	for _, want := range []string{"mark 4", "window toolu_01Sed", "window toolu_02Write", "window toolu_02Bash", "window toolu_03Denied  Bash", "window toolu_04Fail", "A half.txt"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("log lacks %q:\n%s", want, log)
 		}
 	}
-	if !regexp.MustCompile(`toolu_03Denied .*unfinished`).MatchString(log) {
-		t.Errorf("the rejected call is not closed as unfinished:\n%s", log)
+	if !regexp.MustCompile(`toolu_03Denied .*unfinished`).MatchString(log) || regexp.MustCompile(`toolu_04Fail .*unfinished`).MatchString(log) {
+		t.Errorf("the rejected call is not closed as unfinished, or the failed one is:\n%s", log)
 	}
+	// The other combinations at mark 2: files only leaves the
+	// conversation alone, conversation only leaves the files alone, and
+	// neither (a preview) changes nothing at all.
+	count := len(c.transcripts())
+	w.ckfs("rewind", "--mark", "2", "--files")
+	if workTree(t, w.root) != trees[2] || len(c.transcripts()) != count {
+		t.Errorf("files only at mark 2: files wrong or a transcript was written")
+	}
+	w.ckfs("rewind", "--files", "--undo")
+	w.ckfs("rewind", "--mark", "2", "--conversation")
+	if workTree(t, w.root) != final || len(c.transcripts()) != count+1 {
+		t.Errorf("conversation only at mark 2: the files changed or no fork was written")
+	}
+	w.ckfs("rewind", "--mark", "2")
+	if workTree(t, w.root) != final || len(c.transcripts()) != count+1 {
+		t.Errorf("neither side at mark 2 changed something")
+	}
+
 	// CKFS_KEEP_TRANSCRIPT=FILE keeps the transcript the real CLI wrote
 	// (the parser tests' fixture comes from here).
 	if keep := os.Getenv("CKFS_KEEP_TRANSCRIPT"); keep != "" {
@@ -137,7 +164,7 @@ func TestRealClaudeSession(t *testing.T) {
 
 	// Every mark, both sides: the files are as they were when the mark
 	// was written, and resuming the fork sends exactly the kept turns.
-	for mark := 1; mark <= 3; mark++ {
+	for mark := 1; mark <= 4; mark++ {
 		out := w.ckfs("rewind", "--mark", fmt.Sprint(mark), "--files", "--conversation", "--json")
 		if got := workTree(t, w.root); got != trees[mark] {
 			t.Errorf("mark %d: files\n%s\nwant\n%s", mark, got, trees[mark])
