@@ -32,9 +32,8 @@ func TestKernelChecksPermissions(t *testing.T) {
 	m := mountWith(t, fusefs.Options{AllowOther: true})
 	// Let the other user reach the mountpoint and the backing directory's
 	// root (the mount's root shows the backing directory's mode).
-	for _, d := range []string{filepath.Dir(m.mnt), m.mnt, filepath.Dir(m.backing), m.backing} {
-		os.Chmod(d, 0o755)
-	}
+	reachable(t, m.mnt)
+	reachable(t, m.backing)
 	if err := os.WriteFile(m.path("secret"), []byte("root's only\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -67,5 +66,20 @@ func TestKernelChecksPermissions(t *testing.T) {
 	syscall.Close(fd)
 	if fi, err := os.Stat(m.path("zero")); err != nil || fi.Mode().Perm() != 0 {
 		t.Errorf("a file created with mode 0000 reads back as %v (%v)", fi.Mode(), err)
+	}
+}
+
+// reachable lets every user search dir and each directory above it,
+// putting the modes back when the test ends.
+func reachable(t *testing.T, dir string) {
+	for d := dir; d != "/" && d != "."; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err != nil || fi.Mode().Perm()&0o005 == 0o005 {
+			continue
+		}
+		old := fi.Mode().Perm()
+		if err := os.Chmod(d, old|0o005); err == nil {
+			t.Cleanup(func() { os.Chmod(d, old) })
+		}
 	}
 }
