@@ -80,3 +80,18 @@ func TestStoreDiskFull(t *testing.T) {
 		t.Fatalf("a.txt after rewinding the window = %q", got)
 	}
 }
+
+// A store whose path is longer than a Unix socket name can be (108
+// bytes) still gets its control socket: mount, windows and status work.
+func TestLongStorePath(t *testing.T) {
+	w := newWorkspace(t, `printf 'a\n' > a.txt`)
+	w.home = filepath.Join(w.home, strings.Repeat("deep-directory-name/", 8))
+	w.mount()
+	if len(filepath.Join(w.store, "control.sock")) <= 108 {
+		t.Fatalf("the store path is not long enough to test anything: %s", w.store)
+	}
+	w.window("w1", `printf 'b\n' > a.txt`)
+	if st := w.status(); st.State != "mounted" {
+		t.Fatalf("status: %+v", st)
+	}
+}

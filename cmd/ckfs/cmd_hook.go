@@ -50,7 +50,7 @@ func runHook(agent string, stdin io.Reader, stderr io.Writer, now time.Time) {
 	// store's hook.log, or, before a store is found, to hook.log in the
 	// directory of all stores.
 	logw := io.Writer(io.Discard)
-	if base, err := storeBase(); err == nil {
+	if base, err := storeBase(); err == nil && os.MkdirAll(base, 0o700) == nil {
 		if f, err := os.OpenFile(filepath.Join(base, "hook.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600); err == nil {
 			defer f.Close()
 			logw = f

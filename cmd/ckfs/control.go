@@ -137,7 +137,12 @@ func checkPeer(c *net.UnixConn, uid int) error {
 // call sends one request to the daemon of store and returns its reply.
 func call(store string, req request) (*reply, error) {
 	sock := socketPath(store)
-	c, err := net.DialTimeout("unix", sock, 2*time.Second)
+	addr, done, err := sockAddr(sock)
+	if err != nil {
+		return nil, withCode(ExitNotMounted, "%v", err)
+	}
+	c, err := net.DialTimeout("unix", addr, 2*time.Second)
+	done()
 	if err != nil {
 		return nil, withCode(ExitNotMounted, "no ckfs daemon answers at %s (%v): run ckfs status to see why, or ckfs mount to start one", sock, err)
 	}

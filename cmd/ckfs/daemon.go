@@ -169,7 +169,19 @@ func runDaemon(ctx context.Context, o daemonOptions, ready io.Writer) (err error
 
 	sock := socketPath(o.Store)
 	os.Remove(sock) // stale: we hold the store lock, so no daemon owns it
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"})
+	addr, done, err := sockAddr(sock)
+	if err != nil {
+		srv.Unmount()
+		return err
+	}
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: addr, Net: "unix"})
+	done()
+	if ln != nil {
+		// The listener would unlink the short name it was given, which
+		// means nothing once its directory descriptor is closed: remove
+		// the real path ourselves when it closes.
+		ln.SetUnlinkOnClose(false)
+	}
 	if err != nil {
 		srv.Unmount()
 		return fmt.Errorf("control socket %s: %w", sock, err)
