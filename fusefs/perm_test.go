@@ -11,12 +11,14 @@ import (
 	"github.com/ckfs-dev/ckfs/fusefs"
 )
 
-// asNobody runs a shell command as uid/gid 65534 and returns its output
-// and whether it succeeded.
+// asNobody runs a shell command in dir as uid/gid 65534 and returns its
+// output and whether it succeeded. The child starts in / and enters dir
+// only once it runs sh: the mount is served by this very process, which
+// must not have to answer FUSE requests from a child it is still forking.
 func asNobody(t *testing.T, dir, script string) (string, bool) {
 	t.Helper()
-	c := exec.Command("sh", "-c", script)
-	c.Dir = dir
+	c := exec.Command("sh", "-c", `cd "$1" && `+script, "sh", dir)
+	c.Dir = "/"
 	c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	out, err := c.CombinedOutput()
 	return string(out), err == nil
