@@ -106,3 +106,28 @@ func TestLogAndGCReportLostContent(t *testing.T) {
 		t.Errorf("gc --dry-run:\n%s", out)
 	}
 }
+
+// Undo never silently throws away work done since the rewind: it refuses
+// (exit 3, nothing changed) and says how to go on; with --force the work
+// is captured first, so undoing that brings it back.
+func TestUndoKeepsWorkDoneSince(t *testing.T) {
+	w := mountWorkspace(t, `printf 'v0\n' > a.txt && printf 'b0\n' > b.txt`)
+	w.window("w1", `printf 'v1\n' > a.txt`)
+	w.ckfs("rewind", "--files", "--to", "w1")
+	w.window("w2", `printf 'b-new work\n' > b.txt`)
+	out, code := w.exitCode(nil, "rewind", "--files", "--undo")
+	if code != 3 || !strings.Contains(out, "b.txt") || !strings.Contains(out, "--force") {
+		t.Fatalf("undo over later work: exit %d\n%s", code, out)
+	}
+	if w.read("a.txt") != "v0\n" || w.read("b.txt") != "b-new work\n" {
+		t.Fatalf("a refused undo changed files: a=%q b=%q", w.read("a.txt"), w.read("b.txt"))
+	}
+	w.ckfs("rewind", "--files", "--undo", "--force")
+	if w.read("a.txt") != "v1\n" || w.read("b.txt") != "b0\n" {
+		t.Fatalf("forced undo: a=%q b=%q", w.read("a.txt"), w.read("b.txt"))
+	}
+	w.ckfs("rewind", "--files", "--undo")
+	if w.read("b.txt") != "b-new work\n" {
+		t.Fatalf("the work a forced undo overwrote did not come back: %q", w.read("b.txt"))
+	}
+}

@@ -331,3 +331,29 @@ func UndoTarget(records []index.Record) (uint64, string, error) {
 	}
 	return 0, "", errNoRewind
 }
+
+// ChangedSince lists the paths whose state changed after the rewind op
+// whose record is at seq, by anything but that rewind's own images: work
+// done since the rewind (by a tool window, or by hand), which undoing the
+// rewind would overwrite.
+func ChangedSince(records []index.Record, seq uint64, op string) []string {
+	prev := map[string]index.State{}
+	seen := map[string]bool{}
+	var out []string
+	for i := range records {
+		r := &records[i]
+		if !r.IsImage() {
+			continue
+		}
+		p, had := prev[r.Path]
+		prev[r.Path] = *r.State
+		if r.Seq <= seq || r.Window == op || r.Window == op+"-rollback" || seen[r.Path] {
+			continue
+		}
+		if had && !p.SameContent(*r.State) {
+			seen[r.Path] = true
+			out = append(out, r.Path)
+		}
+	}
+	return out
+}

@@ -68,7 +68,7 @@ captured first, so ckfs rewind --undo can bring it back.`,
 	f := cmd.Flags()
 	f.StringVar(&o.To, "to", "", "checkpoint: a seq or a window id (before that window)")
 	f.IntVar(&o.Last, "last", 0, "rewind to before the N-th most recent tool window")
-	f.BoolVar(&o.Undo, "undo", false, "reverse the last rewind")
+	f.BoolVar(&o.Undo, "undo", false, "reverse the last rewind (refused when files changed since it, unless --force)")
 	f.BoolVar(&o.Files, "files", false, "rewind the files (without it: preview)")
 	f.BoolVar(&o.Conversation, "conversation", false, "rewind the agent's conversation")
 	f.BoolVar(&o.Force, "force", false, "overwrite changes ckfs never recorded and your own edits (they are captured first)")
@@ -133,6 +133,14 @@ func runRewind(cmd *cobra.Command, o rewindOptions, out io.Writer) error {
 		t, op, err := rewind.UndoTarget(v.records)
 		if err != nil {
 			return withCode(ExitRefused, "%v", err)
+		}
+		// Undoing puts back what the rewind replaced; work done since
+		// would be overwritten with it.
+		if changed := rewind.ChangedSince(v.records, t, op); len(changed) > 0 && !o.Force && o.Files && !o.DryRun {
+			for i, p := range changed {
+				changed[i] = index.Display(p)
+			}
+			return withCode(ExitRefused, "undo of rewind %s refused; nothing was changed: these files changed after it, and undoing it would overwrite that work:\n  %s\nways out: rewind to a checkpoint of your choice instead (ckfs log lists them), or rerun with --force (the work is captured first, so ckfs rewind --files --undo brings it back)", op, strings.Join(changed, "\n  "))
 		}
 		target = t
 		what = fmt.Sprintf("checkpoint %d, before rewind %s", target, op)
