@@ -70,8 +70,8 @@ func TestRewindRefusesDamagedTarget(t *testing.T) {
 	if got := w.sh("ls -l; cat a.txt"); got != before {
 		t.Fatalf("a refused rewind changed the workspace:\n%s\nwas\n%s", got, before)
 	}
-	if out, code := w.exitCode(nil, "rewind", "--to", "w1"); code != 0 || !strings.Contains(out, "stored content") {
-		t.Errorf("the preview does not show the failing check: exit %d\n%s", code, out)
+	if out, code := w.exitCode(nil, "rewind", "--to", "w1"); code != 3 || !strings.Contains(out, "stored content") {
+		t.Errorf("the preview of a refused rewind: exit %d (want 3), or it does not show the failing check:\n%s", code, out)
 	}
 	w.ckfs("verify", "--repair")
 	w.ckfs("rewind", "--files", "--to", "w1")

@@ -118,8 +118,10 @@ func TestRewindRestoresMetadata(t *testing.T) {
 	w.mount()
 
 	// Hard links: the preview says what the rewind cannot keep.
+	// (Writing a.txt also changed hard.txt, a change ckfs never saw as
+	// such: the preview is refused for it, and says so.)
 	w.window("link", `ln a.txt hard.txt && printf 'a2\n' > a.txt`)
-	out = w.ckfs("rewind", "--to", "link")
+	out, _ = w.exitCode(nil, "rewind", "--to", "link")
 	if !strings.Contains(out, "hard links") || !strings.Contains(out, "a.txt (2 names)") {
 		t.Errorf("the preview does not warn about the hard link:\n%s", out)
 	}

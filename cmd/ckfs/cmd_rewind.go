@@ -145,7 +145,11 @@ func runRewind(cmd *cobra.Command, o rewindOptions, out io.Writer) error {
 		target = t
 		what = fmt.Sprintf("checkpoint %d, before rewind %s", target, op)
 	}
-	_, err = v.rewindFiles(o, target, what, out)
+	outcome, err := v.rewindFiles(o, target, what, out)
+	if err == nil && outcome != nil && !outcome.Applied && outcome.Report != nil && outcome.Report.Refused() {
+		// A preview is a question: its answer, refused, is exit code 3.
+		return &exitError{code: ExitRefused, err: errors.New("this rewind would be refused (see the checks above); nothing was changed"), silent: o.JSON}
+	}
 	return err
 }
 
