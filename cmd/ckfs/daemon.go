@@ -197,8 +197,11 @@ func runDaemon(ctx context.Context, o daemonOptions, ready io.Writer) (err error
 		srv.Unmount()
 		return err
 	}
+	// Every mount registers itself by its mountpoint, in place or not, so
+	// that every later command finds the store that serves the path (a
+	// --store given at mount included).
 	link := ""
-	if o.Mountpoint != o.Root {
+	{
 		if base, err := storeBase(); err == nil {
 			link = mountLink(base, o.Mountpoint)
 			os.MkdirAll(filepath.Dir(link), 0o700)

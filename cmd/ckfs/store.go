@@ -135,8 +135,9 @@ func within(p, dir string) bool {
 }
 
 // findStore locates the store of the workspace that contains start: the
-// --store flag, or the default store of start or one of its parents, or a
-// separate mountpoint registered by a running daemon.
+// --store flag; else the store of the live mount nearest at or above start
+// (each daemon registers its mountpoint, so a --store given at mount is
+// found too); else the default store of start or of one of its parents.
 func findStore(cmd *cobra.Command, start string) (string, *storeMeta, error) {
 	s, err := storeFlag(cmd)
 	if err != nil {
@@ -161,6 +162,19 @@ func findStoreFrom(s, start string) (string, *storeMeta, error) {
 	abs, err := filepath.Abs(start)
 	if err != nil {
 		return "", nil, err
+	}
+	// The mount that serves the path wins: the nearest mountpoint at or
+	// above it whose daemon is alive, by the link that daemon registered.
+	// Only then a store by path (an unmounted workspace), nearest first.
+	for dir := abs; ; dir = filepath.Dir(dir) {
+		if target, err := filepath.EvalSymlinks(mountLink(base, dir)); err == nil {
+			if m, err := readMeta(target); err == nil && daemonAlive(target) {
+				return target, m, nil
+			}
+		}
+		if dir == filepath.Dir(dir) {
+			break
+		}
 	}
 	for dir := abs; ; dir = filepath.Dir(dir) {
 		for _, cand := range []string{filepath.Join(base, pathKey(dir)), mountLink(base, dir)} {

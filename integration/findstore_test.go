@@ -1,0 +1,46 @@
+package integration
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// One rule finds the store, from every command: the mount that serves the
+// path wins. A store given with --store at mount is found by the commands
+// that follow without it, and a leftover store of a subdirectory does not
+// hide the mounted parent.
+func TestTheMountedStoreIsFoundEverywhere(t *testing.T) {
+	w := newWorkspace(t, `mkdir sub && printf 'a\n' > sub/a.txt`)
+	// A leftover store of the subdirectory: mounted once and unmounted.
+	sub := filepath.Join(w.root, "sub")
+	if out, err := w.ckfsErr("mount", sub); err != nil {
+		t.Fatalf("mount sub: %v\n%s", err, out)
+	}
+	if out, err := w.ckfsErr("unmount", sub); err != nil {
+		t.Fatalf("unmount sub: %v\n%s", err, out)
+	}
+	custom := filepath.Join(filepath.Dir(w.root), "elsewhere", "store")
+	os.MkdirAll(filepath.Dir(custom), 0o700)
+	if out, err := w.ckfsErr("--store", custom, "mount", w.root); err != nil {
+		t.Fatalf("mount --store: %v\n%s", err, out)
+	}
+	w.store = custom
+	t.Cleanup(w.unmount)
+	for _, dir := range []string{w.root, sub} {
+		out, code := w.exitCodeIn(dir, nil, "status")
+		if code != 0 || !strings.Contains(out, "mounted") || !strings.Contains(out, custom) {
+			t.Errorf("status in %s: exit %d\n%s", dir, code, out)
+		}
+	}
+	if out, code := w.exitCodeIn(sub, nil, "run", "--", "sh", "-c", "printf 'b\\n' > a.txt"); code != 0 {
+		t.Fatalf("run in sub: exit %d\n%s", code, out)
+	}
+	if log := w.ckfs("log"); !strings.Contains(log, "sub/a.txt") {
+		t.Errorf("the write in sub was not captured by the mounted parent's store:\n%s", log)
+	}
+	if out, err := w.ckfsErr("unmount", w.root); err != nil || strings.Contains(out, "not in a ckfs workspace") {
+		t.Fatalf("unmount without --store: %v\n%s", err, out)
+	}
+}
