@@ -2,6 +2,7 @@ package integration
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -42,5 +43,22 @@ func TestTheMountedStoreIsFoundEverywhere(t *testing.T) {
 	}
 	if out, err := w.ckfsErr("unmount", w.root); err != nil || strings.Contains(out, "not in a ckfs workspace") {
 		t.Fatalf("unmount without --store: %v\n%s", err, out)
+	}
+}
+
+// A busy unmount says plainly when the busy one is the user's own shell.
+func TestUnmountFromInsideSaysCdOut(t *testing.T) {
+	w := mountWorkspace(t, "")
+	c := exec.Command("sh", "-c", `cd "$1" && ckfs unmount "$1"`, "sh", w.root)
+	c.Dir, c.Env = "/", append(w.env(), "PATH="+filepath.Dir(ckfsBin)+":"+os.Getenv("PATH"))
+	out, err := c.CombinedOutput()
+	if err == nil {
+		t.Fatalf("unmount from a shell inside the mount succeeded:\n%s", out)
+	}
+	if !strings.Contains(string(out), "cd out of it first") {
+		t.Errorf("the busy unmount does not say the shell is inside:\n%s", out)
+	}
+	if !w.mounted() {
+		t.Fatal("the workspace is no longer mounted")
 	}
 }

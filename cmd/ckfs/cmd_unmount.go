@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -48,6 +49,9 @@ func runUnmount(store, root string, out interface{ Write([]byte) (int, error) })
 		return cleanDeadMount(store, st.Mountpoint, out)
 	}
 	if _, err := call(store, request{Op: "unmount"}); err != nil {
+		if inside(parentCwd(), st.Mountpoint) {
+			return fmt.Errorf("%w\nthe shell you ran ckfs unmount from (pid %d) is itself inside %s: cd out of it first (cd /), then run ckfs unmount %s again", err, os.Getppid(), st.Mountpoint, st.Mountpoint)
+		}
 		return err
 	}
 	// Wait for the daemon to exit so the caller can rely on it being gone
@@ -76,4 +80,18 @@ func cleanDeadMount(store, mnt string, out interface{ Write([]byte) (int, error)
 	os.Remove(socketPath(store))
 	fmt.Fprintf(out, "cleaned up %s (its daemon was not running)\n", mnt)
 	return nil
+}
+
+// parentCwd is the working directory of the process that started ckfs
+// (the user's shell), "" when it cannot be read.
+func parentCwd() string {
+	d, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", os.Getppid()))
+	if err != nil {
+		return ""
+	}
+	return d
+}
+
+func inside(p, dir string) bool {
+	return p != "" && (p == dir || strings.HasPrefix(p, dir+"/"))
 }
