@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -51,8 +52,11 @@ func TestRewindMounted(t *testing.T) {
 	w.twoWindows()
 	before := w.sh("ls -lR; cat a.txt")
 	out := w.ckfs("rewind", "--to", "w1")
-	if !strings.Contains(out, "preview only") || !strings.Contains(out, "-TWO") || !strings.Contains(out, "+two") {
-		t.Errorf("preview:\n%s", out)
+	if !strings.Contains(out, "preview only") || strings.Contains(out, "-TWO") || !regexp.MustCompile(`restore +a\.txt +\+1 -2`).MatchString(out) {
+		t.Errorf("preview (short: counts, no diffs):\n%s", out)
+	}
+	if out := w.ckfs("rewind", "--to", "w1", "-p"); !strings.Contains(out, "-TWO") || !strings.Contains(out, "+two") {
+		t.Errorf("preview -p (with diffs):\n%s", out)
 	}
 	if got := w.sh("ls -lR; cat a.txt"); got != before {
 		t.Fatalf("the preview changed the workspace")

@@ -29,6 +29,8 @@ type rewindOptions struct {
 	SumFrom      bool
 	SumUpTo      bool
 	Summarizer   string
+	Diff         bool // print each file's diff, not only its +/- counts
+	Limit        int  // files listed at most (0: all)
 }
 
 func newRewindCmd() *cobra.Command {
@@ -74,6 +76,8 @@ captured first, so ckfs rewind --undo can bring it back.`,
 	f.BoolVar(&o.Force, "force", false, "overwrite changes ckfs never recorded and your own edits (they are captured first)")
 	f.BoolVar(&o.DryRun, "dry-run", false, "preview even with --files")
 	f.BoolVar(&o.JSON, "json", false, "print the plan and checks as JSON")
+	f.BoolVarP(&o.Diff, "diff", "p", false, "show each file's diff, not only its +/- counts")
+	f.IntVar(&o.Limit, "limit", 50, "list at most N files (0: all)")
 	f.StringVar(&o.Rollback, "rollback", "", "put back what the failed rewind OP changed")
 	f.StringVar(&o.Abandon, "abandon", "", "forget the failed rewind OP's journal, leaving the files as they are")
 	f.StringVar(&o.Mark, "mark", "", "rewind to mark M (a turn boundary; ckfs log lists marks)")
@@ -163,7 +167,7 @@ func (v *workspaceView) rewindFiles(o rewindOptions, target uint64, what string,
 			enc.SetIndent("", "  ")
 			enc.Encode(outcome)
 		} else {
-			v.printOutcome(out, what, outcome)
+			v.printOutcome(out, what, outcome, o.Diff, o.Limit)
 		}
 	}
 	if err != nil {
@@ -251,72 +255,6 @@ func (v *workspaceView) local(fn func(rewind.Env) error) error {
 
 // printOutcome prints a plan for people: each change with its diff, then
 // the checks.
-func (v *workspaceView) printOutcome(out io.Writer, what string, o *rewind.Outcome) {
-	verb := "would rewind"
-	if o.Applied {
-		verb = "rewound"
-	}
-	fmt.Fprintf(out, "%s the files to %s\n", verb, what)
-	if len(o.Plan.Steps) == 0 {
-		fmt.Fprintln(out, "  nothing to change: the files already match")
-	}
-	for _, s := range o.Plan.Steps {
-		fmt.Fprintf(out, "  %-9s %s\n", strings.Join(actionNames(s.Actions), "+"), index.Display(s.Path))
-		if o.Applied || s.Target.Type == index.TypeDir || s.Current.Type == index.TypeDir {
-			continue
-		}
-		now, _, err := v.diskContent(s.Path)
-		if err != nil {
-			continue
-		}
-		then, err := v.content(s.Target)
-		if err != nil {
-			fmt.Fprintf(out, "    (cannot read the checkpoint's content: %v)\n", err)
-			continue
-		}
-		if d := unifiedDiff(index.Display(s.Path), "now", "checkpoint", now, then); d != "" {
-			fmt.Fprint(out, indent(colorDiff(d), "    "))
-		}
-	}
-	for _, u := range o.Plan.CannotRestore {
-		fmt.Fprintf(out, "  cannot restore %s: %s\n", index.Display(u.Path), u.Reason)
-	}
-	quiet := o.Applied
-	for _, c := range o.Report.Checks {
-		quiet = quiet && c.OK && !c.Warn
-	}
-	if quiet {
-		fmt.Fprintf(out, "checks: all %d passed\n", len(o.Report.Checks))
-	} else {
-		fmt.Fprintln(out, "checks:")
-	}
-	for _, c := range o.Report.Checks {
-		if quiet {
-			break
-		}
-		mark := "ok  "
-		switch {
-		case !c.OK:
-			mark = "FAIL"
-		case c.Warn:
-			mark = "warn"
-		}
-		fmt.Fprintf(out, "  %s %s: %s\n", mark, c.Name, c.Detail)
-		for _, p := range c.Paths {
-			fmt.Fprintf(out, "         %s\n", p)
-		}
-	}
-	switch {
-	case o.Applied:
-		fmt.Fprintf(out, "done (operation %s); undo it with: ckfs rewind --files --undo\n", o.Op)
-	case o.Report.Refused() && o.Report.Forceable():
-		fmt.Fprintln(out, "refused: nothing was changed. Ways out: save or commit those changes; rerun with --force (they are captured first, ckfs rewind --undo brings them back); or keep previewing without --files.")
-	case o.Report.Refused():
-		fmt.Fprintln(out, "refused: nothing was changed. Fix what the failed checks above name, then run it again (these checks cannot be overridden).")
-	default:
-		fmt.Fprintln(out, "preview only: nothing was changed. Add --files to rewind the files.")
-	}
-}
 
 func actionNames(as []rewind.Action) []string {
 	out := make([]string, len(as))

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/rewind"
+)
+
+// printOutcome prints a rewind or its preview, short answers first: what
+// it does in one line, one line per file with its +/- counts (at most
+// limit, 0 for all), the refusals and warnings, then the verdict. diff
+// adds each file's unified diff.
+func (v *workspaceView) printOutcome(out io.Writer, what string, o *rewind.Outcome, diff bool, limit int) {
+	verb := "would rewind"
+	if o.Applied {
+		verb = "rewound"
+	}
+	fmt.Fprintf(out, "%s the files to %s", verb, what)
+	if len(o.Plan.Steps) == 0 {
+		fmt.Fprintln(out, "\n  nothing to change: the files already match")
+	} else {
+		fmt.Fprintf(out, ": %s\n", actionSummary(o.Plan))
+	}
+	for i, s := range o.Plan.Steps {
+		if limit > 0 && i == limit {
+			fmt.Fprintf(out, "  … and %d more (--limit 0 lists them all)\n", len(o.Plan.Steps)-limit)
+			break
+		}
+		counts, d := v.stepChange(s, o.Applied, diff)
+		fmt.Fprintln(out, strings.TrimRight(fmt.Sprintf("  %-9s %s  %s", strings.Join(actionNames(s.Actions), "+"), index.Display(s.Path), counts), " "))
+		if d != "" {
+			fmt.Fprint(out, indent(colorDiff(d), "    "))
+		}
+	}
+	for _, u := range o.Plan.CannotRestore {
+		fmt.Fprintf(out, "  cannot restore %s: %s\n", index.Display(u.Path), u.Reason)
+	}
+	printChecks(out, o.Report)
+	switch {
+	case o.Applied:
+		fmt.Fprintf(out, "done (operation %s); undo it with: ckfs rewind --files --undo\n", o.Op)
+	case o.Report.Refused() && o.Report.Forceable():
+		fmt.Fprintln(out, "refused: nothing was changed. Ways out: save or commit those changes; rerun with --force (they are captured first, ckfs rewind --undo brings them back); or keep previewing without --files.")
+	case o.Report.Refused():
+		fmt.Fprintln(out, "refused: nothing was changed. Fix what the failed checks above name, then run it again (these checks cannot be overridden).")
+	default:
+		more := ""
+		if !diff && len(o.Plan.Steps) > 0 {
+			more = " (-p shows the diffs)"
+		}
+		fmt.Fprintf(out, "preview only: nothing was changed. Add --files to rewind the files%s.\n", more)
+	}
+}
+
+// actionSummary counts the plan's files by action: "2 restore, 1 delete".
+func actionSummary(p *rewind.Plan) string {
+	n := map[string]int{}
+	for _, s := range p.Steps {
+		n[strings.Join(actionNames(s.Actions), "+")]++
+	}
+	keys := make([]string, 0, len(n))
+	for k := range n {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%d %s", n[k], k)
+	}
+	return fmt.Sprintf("%d files (%s)", len(p.Steps), strings.Join(parts, ", "))
+}
+
+// stepChange returns a step's "+A -R" (or what it is instead) and, when
+// diff is set, its unified diff.
+func (v *workspaceView) stepChange(s rewind.Step, applied, diff bool) (string, string) {
+	if applied || s.Target.Type == index.TypeDir || s.Current.Type == index.TypeDir {
+		return "", ""
+	}
+	if s.Target.Type.Special() || s.Current.Type.Special() || s.Target.Type == index.TypeSymlink || s.Current.Type == index.TypeSymlink {
+		if !diff || s.Target.Type.Special() || s.Current.Type.Special() {
+			return "", ""
+		}
+	}
+	now, _, err := v.diskContent(s.Path)
+	if err != nil {
+		return "(cannot read it now: " + err.Error() + ")", ""
+	}
+	then, err := v.content(s.Target)
+	if err != nil {
+		return fmt.Sprintf("(cannot read the checkpoint's content: %v)", err), ""
+	}
+	added, removed, binary := lineCounts(now, then)
+	counts := fmt.Sprintf("+%d -%d", added, removed)
+	if binary {
+		counts = "binary"
+	}
+	if !diff {
+		return counts, ""
+	}
+	return counts, unifiedDiff(index.Display(s.Path), "now", "checkpoint", now, then)
+}
+
+// printChecks prints the refusals first, then the warnings, each with its
+// paths, and the passed checks in one line.
+func printChecks(out io.Writer, r *rewind.Report) {
+	var passed []string
+	for _, pass := range []int{0, 1} {
+		for _, c := range r.Checks {
+			failed := !c.OK
+			switch {
+			case pass == 0 && failed:
+				fmt.Fprintf(out, "  FAIL %s: %s\n", c.Name, c.Detail)
+			case pass == 1 && !failed && c.Warn:
+				fmt.Fprintf(out, "  warn %s: %s\n", c.Name, c.Detail)
+			default:
+				if pass == 1 && !failed {
+					passed = append(passed, c.Name)
+				}
+				continue
+			}
+			for _, p := range c.Paths {
+				fmt.Fprintf(out, "         %s\n", p)
+			}
+		}
+	}
+	if len(passed) == len(r.Checks) {
+		fmt.Fprintf(out, "checks: all %d passed\n", len(r.Checks))
+	} else if len(passed) > 0 {
+		fmt.Fprintf(out, "  ok   %s\n", strings.Join(passed, ", "))
+	}
+}
