@@ -19,13 +19,12 @@ import (
 // text. Every agent-loop request is kept, so a test can see what the CLI
 // sent (the turns of a resumed fork, say).
 type anthropicStandIn struct {
-	t   *testing.T
-	srv *httptest.Server
+	t                    *testing.T
+	srv                  *httptest.Server
+	script[standInReply] // agent-loop replies, and the requests kept
 
-	mu       sync.Mutex
-	script   []standInReply
-	requests []map[string]any // agent-loop request bodies, in order
-	n        int
+	mu sync.Mutex
+	n  int
 }
 
 // standInReply is one assistant message: text, then tool calls.
@@ -46,19 +45,8 @@ func newAnthropicStandIn(t *testing.T) *anthropicStandIn {
 	return s
 }
 
-// queue adds replies to the script.
-func (s *anthropicStandIn) queue(r ...standInReply) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.script = append(s.script, r...)
-}
-
 // agentRequests returns the agent-loop requests seen so far.
-func (s *anthropicStandIn) agentRequests() []map[string]any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]map[string]any(nil), s.requests...)
-}
+func (s *anthropicStandIn) agentRequests() []map[string]any { return s.seen() }
 
 func (s *anthropicStandIn) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
@@ -80,15 +68,10 @@ func (s *anthropicStandIn) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.n++
 	id := fmt.Sprintf("msg_standin_%03d", s.n)
-	if len(tools) > 0 {
-		s.requests = append(s.requests, req)
-		if len(s.script) > 0 {
-			reply, s.script = s.script[0], s.script[1:]
-		} else {
-			reply = standInReply{text: "Nothing more to do."}
-		}
-	}
 	s.mu.Unlock()
+	if len(tools) > 0 {
+		reply = s.next(req, standInReply{text: "Nothing more to do."})
+	}
 	model, _ := req["model"].(string)
 	if stream, _ := req["stream"].(bool); !stream {
 		s.reply(w, id, model, reply)

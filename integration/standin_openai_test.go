@@ -16,13 +16,12 @@ import (
 // wire_api = "responses"). Each POST to /v1/responses gets the next
 // scripted reply as server-sent events; every request body is kept.
 type responsesStandIn struct {
-	t   *testing.T
-	srv *httptest.Server
+	t                      *testing.T
+	srv                    *httptest.Server
+	script[responsesReply] // replies, and the requests kept
 
-	mu       sync.Mutex
-	script   []responsesReply
-	requests []map[string]any
-	n        int
+	mu sync.Mutex
+	n  int
 }
 
 // responsesReply is one model turn: an optional message, then function
@@ -43,17 +42,7 @@ func newResponsesStandIn(t *testing.T) *responsesStandIn {
 	return s
 }
 
-func (s *responsesStandIn) queue(r ...responsesReply) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.script = append(s.script, r...)
-}
-
-func (s *responsesStandIn) allRequests() []map[string]any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]map[string]any(nil), s.requests...)
-}
+func (s *responsesStandIn) allRequests() []map[string]any { return s.seen() }
 
 func (s *responsesStandIn) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
@@ -70,12 +59,8 @@ func (s *responsesStandIn) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.n++
 	id := fmt.Sprintf("resp_standin_%03d", s.n)
-	s.requests = append(s.requests, req)
-	reply := responsesReply{text: "Nothing more to do."}
-	if len(s.script) > 0 {
-		reply, s.script = s.script[0], s.script[1:]
-	}
 	s.mu.Unlock()
+	reply := s.next(req, responsesReply{text: "Nothing more to do."})
 	w.Header().Set("Content-Type", "text/event-stream")
 	flusher, _ := w.(http.Flusher)
 	send := func(data map[string]any) {
