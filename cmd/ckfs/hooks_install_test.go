@@ -73,3 +73,28 @@ func TestHooksInstallMerges(t *testing.T) {
 		t.Error("an invalid file was changed")
 	}
 }
+
+// Whatever the user's settings hold, merging never panics, and a merge
+// that succeeds keeps every top-level setting and is idempotent.
+func FuzzMergeHooks(f *testing.F) {
+	f.Add([]byte(`{"model":"opus","hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"g"}]}]}}`))
+	f.Add([]byte(`{"hooks":{"Stop":"oops"}}`))
+	f.Add([]byte(`{"hooks":[1,2]}`))
+	ours := hookSettings("/usr/local/bin/ckfs", "claude")["hooks"].(map[string]any)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var settings map[string]any
+		if json.Unmarshal(b, &settings) != nil || settings == nil {
+			return
+		}
+		keys := len(settings)
+		if _, err := mergeHooks(settings, ours); err != nil {
+			return
+		}
+		if len(settings) < keys {
+			t.Fatal("a setting was dropped")
+		}
+		if n, err := mergeHooks(settings, ours); err != nil || n != 0 {
+			t.Fatalf("a second merge added %d groups (%v)", n, err)
+		}
+	})
+}
