@@ -23,9 +23,10 @@ func (l *Local) commitTemp(f *os.File, tmp string, h Hash) (isNew bool, err erro
 	return l.publish(tmp, h, true)
 }
 
-// publish links the complete temp file tmp into place as object h. When a
-// file already holds that name, it is kept only if it verifies; a corrupt
-// one is replaced by tmp. durable also fsyncs the shard directory.
+// publish links the complete temp file tmp into place as object h and
+// removes the temp name. When a file already holds that name, it is kept
+// only if it verifies; a corrupt one is replaced by tmp. durable also
+// fsyncs the shard directory.
 func (l *Local) publish(tmp string, h Hash, durable bool) (isNew bool, err error) {
 	final := l.Path(h)
 	shard := dirOf(final)
@@ -50,6 +51,9 @@ func (l *Local) publish(tmp string, h Hash, durable bool) (isNew bool, err error
 			return false, fmt.Errorf("store object %s: %w", h, err)
 		}
 	}
+	// Drop the temp name before stamping the object: unlinking it changes
+	// the inode's change time, which would make the trust cache miss.
+	os.Remove(tmp)
 	l.rememberPath(h)
 	if durable {
 		if err := syncDir(shard); err != nil {

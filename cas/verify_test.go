@@ -3,6 +3,7 @@ package cas_test
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"testing"
 
@@ -96,5 +97,36 @@ func TestVerifyMissing(t *testing.T) {
 	s := newLocal(t, nil)
 	if err := s.Verify(cas.Sum([]byte("never stored"))); !errors.Is(err, cas.ErrNotFound) {
 		t.Fatalf("Verify of a missing object = %v, want ErrNotFound", err)
+	}
+}
+
+// countingReader counts the object reads a Local makes.
+type countingReader struct {
+	r io.Reader
+	n *int
+}
+
+func (c countingReader) Read(p []byte) (int, error) { *c.n++; return c.r.Read(p) }
+
+// Content this Local wrote itself is trusted on the next dedup hit without
+// reading the object back (the trust cache must match the file as it is
+// once its temp name is gone), whichever way it was stored.
+func TestOwnObjectsAreNotReadBack(t *testing.T) {
+	reads := 0
+	s := newLocal(t, &cas.Options{WrapReader: func(r io.Reader) io.Reader { return countingReader{r, &reads} }})
+	for i, put := range []func([]byte) (cas.Hash, bool, error){
+		s.Put, s.PutDeferred, func(b []byte) (cas.Hash, bool, error) { return s.PutReader(bytes.NewReader(b)) },
+	} {
+		content := bytes.Repeat([]byte{byte('a' + i)}, 3<<20)
+		if _, isNew, err := put(content); err != nil || !isNew {
+			t.Fatalf("store %d: %v %v", i, isNew, err)
+		}
+		reads = 0
+		if _, isNew, err := s.Put(content); err != nil || isNew {
+			t.Fatalf("dedup %d: %v %v", i, isNew, err)
+		}
+		if reads != 0 {
+			t.Errorf("store %d: a dedup hit on an object this Local wrote read it back (%d reads)", i, reads)
+		}
 	}
 }
