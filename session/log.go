@@ -1,9 +1,11 @@
 package session
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -120,9 +122,12 @@ func Clean(evs []Event, seq uint64) bool {
 }
 
 // OpenCalls returns the calls of session id that have a tool_call and no
-// tool_result yet, in order.
+// tool_result yet, in order. Only the current turn is read, from the end
+// of the log back to its last turn boundary (a prompt, a start or a fork
+// event): the hooks close every open call at each boundary, so a hook's
+// cost does not grow with the session.
 func OpenCalls(store, id string) ([]string, error) {
-	evs, _, err := Load(Path(store, id))
+	evs, err := currentTurn(Path(store, id))
 	if err != nil {
 		return nil, err
 	}
@@ -140,6 +145,53 @@ func OpenCalls(store, id string) ([]string, error) {
 		}
 	}
 	return slices.DeleteFunc(order, func(c string) bool { return !open[c] }), nil
+}
+
+// currentTurn returns the events after the last turn boundary of the log
+// at path, reading a growing window from its end. A line that does not
+// parse ends the turn there (a torn tail is the appender's to repair).
+func currentTurn(path string) ([]Event, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := st.Size()
+	for window := int64(64 << 10); ; window *= 4 {
+		start := max(0, size-window)
+		buf := make([]byte, size-start)
+		if _, err := f.ReadAt(buf, start); err != nil && err != io.EOF {
+			return nil, err
+		}
+		lines := bytes.Split(buf, []byte("\n"))
+		if start > 0 {
+			lines = lines[1:] // begins inside a line
+		}
+		var evs []Event
+		for i := len(lines) - 1; i >= 0; i-- {
+			e, err := ParseEvent(lines[i])
+			if err != nil {
+				continue // the empty piece after the last newline, a torn tail
+			}
+			switch e.Kind {
+			case KindPrompt, KindStart, KindFork:
+				slices.Reverse(evs)
+				return evs, nil
+			}
+			evs = append(evs, *e)
+		}
+		if start == 0 {
+			slices.Reverse(evs)
+			return evs, nil
+		}
+	}
 }
 
 // UncleanError means a cut would separate a tool call from its result.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -196,4 +197,40 @@ func FuzzLoad(f *testing.F) {
 			}
 		}
 	})
+}
+
+// OpenCalls finds the calls of the current turn that have no result, and
+// reads only that turn: an earlier turn's open call (which the hooks closed
+// at its boundary) is not reported again, however long the log is.
+func TestOpenCallsReadsTheCurrentTurn(t *testing.T) {
+	store := t.TempDir()
+	now := time.Unix(0, 0)
+	add := func(e *Event) {
+		t.Helper()
+		if err := Append(store, "s1", now, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(&Event{Kind: KindStart, Agent: "claude"})
+	add(&Event{Kind: KindPrompt, Text: "one"})
+	add(&Event{Kind: KindToolCall, Call: "old", Tool: "Bash"})
+	for i := range 3000 { // a long turn of finished calls, over the first window
+		c := fmt.Sprintf("c%d", i)
+		add(&Event{Kind: KindToolCall, Call: c, Tool: "Write", Input: json.RawMessage(`{"content":"` + strings.Repeat("x", 40) + `"}`)})
+		add(&Event{Kind: KindToolResult, Call: c})
+	}
+	add(&Event{Kind: KindToolCall, Call: "late1", Tool: "Bash"})
+	if got, err := OpenCalls(store, "s1"); err != nil || !slices.Equal(got, []string{"old", "late1"}) {
+		t.Fatalf("open calls in a long turn: %v %v", got, err)
+	}
+	add(&Event{Kind: KindPrompt, Text: "two"})
+	add(&Event{Kind: KindToolCall, Call: "new", Tool: "Bash"})
+	add(&Event{Kind: KindToolCall, Call: "done", Tool: "Bash"})
+	add(&Event{Kind: KindToolResult, Call: "done"})
+	if got, err := OpenCalls(store, "s1"); err != nil || !slices.Equal(got, []string{"new"}) {
+		t.Fatalf("open calls after a new prompt: %v %v", got, err)
+	}
+	if got, err := OpenCalls(store, "none"); err != nil || got != nil {
+		t.Fatalf("a missing log: %v %v", got, err)
+	}
 }
