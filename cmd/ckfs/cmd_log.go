@@ -108,6 +108,7 @@ func (v *workspaceView) logEntries() []logEntry {
 		last = v.records[n-1].Seq
 	}
 	wins := index.Windows(v.records)
+	together := alongside(wins, last)
 	for wi, w := range wins {
 		e := logEntry{Kind: "window", ID: w.ID, Tool: w.Tool, Label: w.Label, Time: w.Open.Time, Before: w.Open.Seq, Checkpoint: last, Open: w.Close == nil}
 		if w.Close != nil {
@@ -116,7 +117,7 @@ func (v *workspaceView) logEntries() []logEntry {
 			e.Unfinished = w.Close.Reason == index.ReasonUnfinished
 		}
 		e.Wrote = len(w.Paths) > 0 || len(w.Skipped) > 0
-		e.Alongside = overlapping(wins, wi, last)
+		e.Alongside = together[wi]
 		ps := map[string]bool{}
 		for _, p := range w.Paths {
 			ps[p] = true
@@ -344,24 +345,26 @@ func sortedKeys(m map[string]bool) []string {
 	return out
 }
 
-// overlapping lists the windows open at some moment together with window
-// i (last is the timeline's end, for windows still open).
-func overlapping(wins []index.Window, i int, last uint64) []string {
-	span := func(w index.Window) (uint64, uint64) {
+// alongside lists, for each window, the windows open at some moment
+// together with it (last is the timeline's end, for windows still open).
+// Windows come in the order they opened, so one sweep that keeps the
+// windows still open finds every pair: O(windows × those open at once).
+func alongside(wins []index.Window, last uint64) [][]string {
+	end := func(w index.Window) uint64 {
 		if w.Close == nil {
-			return w.Open.Seq, last + 1
+			return last + 1
 		}
-		return w.Open.Seq, w.Close.Seq
+		return w.Close.Seq
 	}
-	a0, a1 := span(wins[i])
-	var out []string
-	for j, w := range wins {
-		if j == i {
-			continue
+	out := make([][]string, len(wins))
+	var open []int
+	for i, w := range wins {
+		open = slices.DeleteFunc(open, func(j int) bool { return end(wins[j]) <= w.Open.Seq })
+		for _, j := range open {
+			out[i] = append(out[i], wins[j].ID)
+			out[j] = append(out[j], w.ID)
 		}
-		if b0, b1 := span(w); b0 < a1 && a0 < b1 {
-			out = append(out, w.ID)
-		}
+		open = append(open, i)
 	}
 	return out
 }
