@@ -46,22 +46,11 @@ func (r *Recorder) storeFull() {
 // statOnly returns rel's state without its content (for a skip record).
 func (r *Recorder) statOnly(rel string) (index.State, error) {
 	var s unix.Stat_t
-	if err := r.src.Lstat(rel, &s); err != nil {
-		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
-			return index.State{Type: index.TypeAbsent}, nil
-		}
-		return index.State{}, err
+	st, known, err := r.lstat(rel, &s)
+	if err == nil && !known {
+		err = fmt.Errorf("%s: unknown file type (mode %o)", rel, s.Mode&unix.S_IFMT)
 	}
-	st := index.State{Size: s.Size, MTime: s.Mtim.Sec*1e9 + s.Mtim.Nsec, Mode: uint32(s.Mode) & 0o7777, Owner: index.OwnerOf(s.Uid, s.Gid)}
-	t, ok := index.TypeOfMode(uint32(s.Mode))
-	if !ok {
-		return st, fmt.Errorf("%s: unknown file type (mode %o)", rel, s.Mode&unix.S_IFMT)
-	}
-	st.Type = t
-	if t == index.TypeDir || t.Special() {
-		st.Size = 0
-	}
-	return st, nil
+	return st, err
 }
 
 // StoreFullNow reports whether the last append had to use the timeline's

@@ -23,29 +23,22 @@ const smallFile = 1 << 20
 // workspace) is stored with fsync; otherwise the store may defer it.
 func (r *Recorder) image(rel string, durable bool) (st index.State, reason string, err error) {
 	var s unix.Stat_t
-	if err := r.src.Lstat(rel, &s); err != nil {
-		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
-			return index.State{Type: index.TypeAbsent}, "", nil
-		}
+	st, known, err := r.lstat(rel, &s)
+	if err != nil || st.Type == index.TypeAbsent {
 		return st, "", err
 	}
-	st = index.State{
-		Size:  s.Size,
-		MTime: s.Mtim.Sec*1e9 + s.Mtim.Nsec,
-		Mode:  uint32(s.Mode) & 0o7777,
-		Owner: index.OwnerOf(s.Uid, s.Gid),
-	}
-	switch s.Mode & unix.S_IFMT {
-	case unix.S_IFDIR:
-		st.Type, st.Size = index.TypeDir, 0
+	switch {
+	case !known:
+		st.Type = index.TypeFile
+		return st, fmt.Sprintf("unknown file type (mode %o)", s.Mode&unix.S_IFMT), nil
+	case st.Type == index.TypeDir:
 		attrs, err := r.src.XAttrs(rel)
 		if err != nil {
 			return st, "", err
 		}
 		st.XAttrs, err = r.putXAttrs(attrs, durable)
 		return st, "", err
-	case unix.S_IFLNK:
-		st.Type = index.TypeSymlink
+	case st.Type == index.TypeSymlink:
 		if err := r.roomForContent(); err != nil {
 			return st, "", err
 		}
@@ -59,20 +52,9 @@ func (r *Recorder) image(rel string, durable bool) (st index.State, reason strin
 		}
 		st.Hash, st.Size = h, int64(len(target))
 		return st, "", nil
-	case unix.S_IFREG:
-		st.Type = index.TypeFile
-	default:
+	case st.Type.Special():
 		// A FIFO, socket or device node has no content: its type, mode
 		// and device number are all there is to restore.
-		t, ok := index.TypeOfMode(uint32(s.Mode))
-		if !ok {
-			st.Type = index.TypeFile
-			return st, fmt.Sprintf("unknown file type (mode %o)", s.Mode&unix.S_IFMT), nil
-		}
-		st.Type, st.Size = t, 0
-		if t == index.TypeChar || t == index.TypeBlock {
-			st.Rdev = uint64(s.Rdev)
-		}
 		return st, "", nil
 	}
 	if s.Size > r.maxSize {
@@ -124,6 +106,32 @@ func (r *Recorder) image(rel string, durable bool) (st index.State, reason strin
 	r.stats.BytesStored += cr.n
 	st.Hash, st.Size = index.Hash(hash.String()), cr.n
 	return st, "", nil
+}
+
+// lstat reads rel's state without its content: what a stat tells (type,
+// size, times, mode, owner, device number), absent when it does not exist.
+// known is false for a file type index has no name for.
+func (r *Recorder) lstat(rel string, s *unix.Stat_t) (st index.State, known bool, err error) {
+	if err := r.src.Lstat(rel, s); err != nil {
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+			return index.State{Type: index.TypeAbsent}, true, nil
+		}
+		return st, false, err
+	}
+	st = index.State{
+		Size:  s.Size,
+		MTime: s.Mtim.Sec*1e9 + s.Mtim.Nsec,
+		Mode:  uint32(s.Mode) & 0o7777,
+		Owner: index.OwnerOf(s.Uid, s.Gid),
+	}
+	st.Type, known = index.TypeOfMode(uint32(s.Mode))
+	if st.Type == index.TypeDir || st.Type.Special() {
+		st.Size = 0
+	}
+	if st.Type == index.TypeChar || st.Type == index.TypeBlock {
+		st.Rdev = uint64(s.Rdev)
+	}
+	return st, known, nil
 }
 
 // putXAttrs stores an attribute set; "" for an empty one.
