@@ -84,7 +84,7 @@ func Collect(o Options) (*Result, error) {
 			return err
 		}
 		if tail != nil && !tail.Torn {
-			return fmt.Errorf("timeline %s: %v: nothing was collected; run ckfs verify --repair (with the workspace unmounted; it moves the bad line to quarantine/ and keeps every good record)", filepath.Join(o.Store, index.TimelineFile), tail)
+			return fmt.Errorf("nothing was collected: %w", tail.Repair(filepath.Join(o.Store, index.TimelineFile)))
 		}
 		stored := map[index.Hash]int64{}
 		var damaged []index.Hash

@@ -34,6 +34,12 @@ func (e *LineError) Error() string {
 
 func (e *LineError) Unwrap() error { return e.Err }
 
+// Repair is the error for a command stopped by this bad line of the
+// timeline at path: where, what, and the command that repairs it.
+func (e *LineError) Repair(path string) error {
+	return fmt.Errorf("timeline %s: %w: run ckfs verify --repair (with the workspace unmounted; it moves the bad line, verbatim, to %s/ in the store and keeps every good record)", path, e, QuarantineDir)
+}
+
 // ParseRecord decodes and validates one line (without its newline).
 // Fields a version-1 reader does not know are ignored: a writer that adds
 // meaning a reader must not miss raises the version instead.

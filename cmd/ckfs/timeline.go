@@ -186,5 +186,5 @@ func colorDiff(d string) string {
 // badTimeline is the error for a timeline with a bad line: where, what,
 // and the command that repairs it.
 func badTimeline(store string, tail *index.LineError) error {
-	return fmt.Errorf("timeline %s: %v: run ckfs verify --repair (with the workspace unmounted; it moves the bad line, verbatim, to %s/ in the store and keeps every good record)", filepath.Join(store, index.TimelineFile), tail, index.QuarantineDir)
+	return tail.Repair(filepath.Join(store, index.TimelineFile))
 }

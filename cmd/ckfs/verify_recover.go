@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/ckfs-dev/ckfs/cas"
 	"github.com/ckfs-dev/ckfs/index"
@@ -36,7 +37,7 @@ func recoverCorrupt(store string, s *cas.Local, recs []index.Record, corrupt []s
 		h, _ := cas.ParseHash(c)
 		from := ""
 		if dir != nil {
-			for _, p := range uniq(byHash[index.Hash(c)]) {
+			for _, p := range slices.Compact(slices.Sorted(slices.Values(byHash[index.Hash(c)]))) {
 				b, err := dir.Content(p)
 				if err == nil && cas.Sum(b) == h {
 					if _, _, err := s.Put(b); err == nil && s.Verify(h) == nil {
@@ -79,16 +80,4 @@ func workspaceDir(store string) (*rewind.Dir, func()) {
 		return nil, func() {}
 	}
 	return rewind.NewDir(fd), func() { unix.Close(fd) }
-}
-
-func uniq(xs []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, x := range xs {
-		if !seen[x] {
-			seen[x] = true
-			out = append(out, x)
-		}
-	}
-	return out
 }
