@@ -214,12 +214,15 @@ func TestOpenCallsReadsTheCurrentTurn(t *testing.T) {
 	add(&Event{Kind: KindStart, Agent: "claude"})
 	add(&Event{Kind: KindPrompt, Text: "one"})
 	add(&Event{Kind: KindToolCall, Call: "old", Tool: "Bash"})
-	for i := range 3000 { // a long turn of finished calls, over the first window
+	for i := range 150 { // a long turn of finished calls, past the first 64 KiB read
 		c := fmt.Sprintf("c%d", i)
-		add(&Event{Kind: KindToolCall, Call: c, Tool: "Write", Input: json.RawMessage(`{"content":"` + strings.Repeat("x", 40) + `"}`)})
+		add(&Event{Kind: KindToolCall, Call: c, Tool: "Write", Input: json.RawMessage(`{"content":"` + strings.Repeat("x", 1000) + `"}`)})
 		add(&Event{Kind: KindToolResult, Call: c})
 	}
 	add(&Event{Kind: KindToolCall, Call: "late1", Tool: "Bash"})
+	if st, _ := os.Stat(Path(store, "s1")); st.Size() < 128<<10 {
+		t.Fatalf("the log is %d bytes: too short to need a second read window", st.Size())
+	}
 	if got, err := OpenCalls(store, "s1"); err != nil || !slices.Equal(got, []string{"old", "late1"}) {
 		t.Fatalf("open calls in a long turn: %v %v", got, err)
 	}
