@@ -107,9 +107,6 @@ func (d *Dir) Mknod(rel string, st index.State) error {
 	return unix.Fsync(pfd)
 }
 
-// Chmod sets the mode of rel (not through a symlink).
-func (d *Dir) Chmod(rel string, mode uint32) error { return d.SetMeta(rel, Meta{Mode: mode}) }
-
 // SetMeta sets the mode, owner and extended attributes of rel (never
 // through a symlink; a symlink gets its owner only, a special file its
 // owner and mode).
