@@ -29,6 +29,7 @@ import (
 
 	"github.com/ckfs-dev/ckfs/cas"
 	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/internal/proc"
 )
 
 // DefaultMaxFileSize is the largest file whose content is stored; larger
@@ -56,6 +57,10 @@ type Options struct {
 	// last image of each path seeds what the recorder knows.
 	History []index.Record
 	Logger  *slog.Logger
+	// Procs tells which tool call a write belongs to when several windows
+	// are open (proc.System{} on Linux); nil credits such writes to the
+	// newest window.
+	Procs proc.Table
 }
 
 // Recorder records pre- and post-images in windows. It is safe for
@@ -68,10 +73,11 @@ type Recorder struct {
 	excl    *Excluder
 	maxSize int64
 	log     *slog.Logger
+	procs   proc.Table
 	closed  bool
 
-	windows []openWindow           // open windows, oldest first; the last gets the writes
-	touched map[string]bool        // paths with a pre-image in the current period
+	windows []openWindow           // open windows, oldest first
+	touched map[string]owner       // paths with a pre-image in the current period, and the window they belong to
 	clean   map[string]bool        // touched paths whose post-image was taken at release, untouched since
 	last    map[string]index.State // last recorded state of each path
 	lastSeq map[string]uint64      // seq of that record
@@ -81,6 +87,7 @@ type Recorder struct {
 
 type openWindow struct {
 	id, tool, label string
+	agent           Agent
 }
 
 // Stats counts what the recorder has done since it started.
@@ -112,8 +119,8 @@ func New(o Options) (*Recorder, error) {
 	}
 	r := &Recorder{
 		store: o.Store, tl: o.Timeline, src: o.Source, excl: ex,
-		maxSize: o.MaxFileSize, log: o.Logger,
-		touched: map[string]bool{}, clean: map[string]bool{}, lastSeq: map[string]uint64{}, last: map[string]index.State{}, writers: map[*writer]struct{}{},
+		maxSize: o.MaxFileSize, log: o.Logger, procs: o.Procs,
+		touched: map[string]owner{}, clean: map[string]bool{}, lastSeq: map[string]uint64{}, last: map[string]index.State{}, writers: map[*writer]struct{}{},
 	}
 	for p, rec := range index.LastImage(o.History) {
 		r.last[p], r.lastSeq[p] = *rec.State, rec.Seq
@@ -122,7 +129,7 @@ func New(o Options) (*Recorder, error) {
 	// timeline; keep attributing writes to it until someone closes it.
 	for _, w := range index.Windows(o.History) {
 		if w.Close == nil {
-			r.windows = append(r.windows, openWindow{w.ID, w.Tool, w.Label})
+			r.windows = append(r.windows, openWindow{id: w.ID, tool: w.Tool, label: w.Label})
 		}
 	}
 	return r, nil
@@ -138,12 +145,13 @@ func (r *Recorder) Stats() Stats {
 	return r.stats
 }
 
-// touch records the pre-image of rel once per period.
-func (r *Recorder) touch(rel string) error {
+// touch records the pre-image of rel once per period, in the window of
+// the process pid (see ownerFor).
+func (r *Recorder) touch(pid uint32, rel string) error {
 	if r.closed {
 		return ErrExclusiveClose
 	}
-	if r.touched[rel] {
+	if _, ok := r.touched[rel]; ok {
 		delete(r.clean, rel) // touched again since its post-image
 		return nil
 	}
@@ -158,7 +166,8 @@ func (r *Recorder) touch(rel string) error {
 		}
 		return r.fail(rel, err)
 	}
-	rec := r.imageRecord(rel, &st, reason, index.KindBefore, index.ImageBefore)
+	own := r.ownerFor(pid)
+	rec := imageRecord(rel, own, &st, reason, index.KindBefore, index.ImageBefore)
 	// A pre-image with content must be durable before the operation
 	// goes on, unless it says nothing new: the path's last record holds
 	// the same state and is durable already. One of an absent path or a
@@ -175,7 +184,7 @@ func (r *Recorder) touch(rel string) error {
 		}
 		return r.fail(rel, err)
 	}
-	r.touched[rel] = true
+	r.touched[rel] = own
 	r.last[rel] = st
 	return nil
 }
@@ -201,7 +210,7 @@ func (r *Recorder) recordAfter(rel string) error {
 	if last, ok := r.last[rel]; ok && last == st {
 		return nil
 	}
-	rec := r.imageRecord(rel, &st, reason, index.KindAfter, index.ImageAfter)
+	rec := imageRecord(rel, r.touched[rel], &st, reason, index.KindAfter, index.ImageAfter)
 	if err := r.append(rec, false); err != nil {
 		return r.fail(rel, err)
 	}
@@ -209,11 +218,11 @@ func (r *Recorder) recordAfter(rel string) error {
 	return nil
 }
 
-// imageRecord is the record of an image of rel in the current period: a
-// skip when its content was not stored (reason), an outside image when no
+// imageRecord is the record of an image of rel in own's window: a skip
+// when its content was not stored (reason), an outside image when no
 // window is open, else kind.
-func (r *Recorder) imageRecord(rel string, st *index.State, reason string, kind index.Kind, image index.Image) *index.Record {
-	rec := &index.Record{Path: rel, State: st, Window: r.current(), Kind: kind}
+func imageRecord(rel string, own owner, st *index.State, reason string, kind index.Kind, image index.Image) *index.Record {
+	rec := &index.Record{Path: rel, State: st, Window: own.window, By: own.by, Kind: kind}
 	switch {
 	case reason != "":
 		rec.Kind, rec.Reason = index.KindSkip, reason

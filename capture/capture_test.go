@@ -53,7 +53,7 @@ func newEnv(t *testing.T, wrap func(cas.Store) cas.Store, opts capture.Options) 
 
 func (e *env) write(rel, content string) {
 	e.t.Helper()
-	release, err := e.rec.WriterOpened(rel)
+	release, err := e.rec.WriterOpened(0, rel)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestOutsideAndBoundaries(t *testing.T) {
 	}
 	// A handle opened in the window and still open at close gets its
 	// post-image at close, and a fresh pre-image in the next period.
-	release, err := e.rec.WriterOpened("log.txt")
+	release, err := e.rec.WriterOpened(0, "log.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestSymlinkDirModeImages(t *testing.T) {
 	os.WriteFile(filepath.Join(e.root, "run.sh"), []byte("echo\n"), 0o644)
 	e.rec.OpenWindow("w", "", "")
 	for _, p := range []string{"d", "d/l", "run.sh"} {
-		if err := e.rec.BeforeChange(p); err != nil {
+		if err := e.rec.BeforeChange(0, p); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -219,11 +219,11 @@ func TestStoreFailureRefuses(t *testing.T) {
 	os.WriteFile(filepath.Join(e.root, "a"), []byte("precious\n"), 0o644)
 	e.rec.OpenWindow("w", "", "")
 	fs.FailPut(true)
-	if _, err := e.rec.WriterOpened("a"); !errors.Is(err, castest.ErrInjected) {
+	if _, err := e.rec.WriterOpened(0, "a"); !errors.Is(err, castest.ErrInjected) {
 		t.Fatalf("WriterOpened with a failing store: %v", err)
 	}
 	fs.FailPut(false)
-	if _, err := e.rec.WriterOpened("a"); err != nil {
+	if _, err := e.rec.WriterOpened(0, "a"); err != nil {
 		t.Fatalf("retry after the store recovered: %v", err)
 	}
 	if s := e.rec.Stats(); s.CaptureError != 1 {
@@ -237,7 +237,7 @@ func TestRenameTree(t *testing.T) {
 	os.WriteFile(filepath.Join(e.root, "src/pkg/a.go"), []byte("a"), 0o644)
 	os.WriteFile(filepath.Join(e.root, "src/b.go"), []byte("b"), 0o644)
 	e.rec.OpenWindow("w", "", "")
-	if err := e.rec.BeforeRename("src", "lib", false); err != nil {
+	if err := e.rec.BeforeRename(0, "src", "lib", false); err != nil {
 		t.Fatal(err)
 	}
 	os.Rename(filepath.Join(e.root, "src"), filepath.Join(e.root, "lib"))
@@ -267,11 +267,11 @@ func TestDeletedWhileOpen(t *testing.T) {
 	e := newEnv(t, nil, capture.Options{})
 	os.WriteFile(filepath.Join(e.root, "tmp.txt"), []byte("x"), 0o644)
 	e.rec.OpenWindow("w1", "", "")
-	release, err := e.rec.WriterOpened("tmp.txt")
+	release, err := e.rec.WriterOpened(0, "tmp.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.rec.BeforeChange("tmp.txt")
+	e.rec.BeforeChange(0, "tmp.txt")
 	os.Remove(filepath.Join(e.root, "tmp.txt"))
 	release()
 	e.rec.CloseWindow("w1")

@@ -10,25 +10,18 @@ import (
 // BeforeChange takes the pre-image of rel if this is the first mutating
 // operation on it in the current period. It must return before the
 // operation reaches the disk; an error means the operation must be refused.
-func (r *Recorder) BeforeChange(rel string) error {
+// pid is the process making the change (0 when unknown).
+func (r *Recorder) BeforeChange(pid uint32, rel string) error {
 	if r.excl.Excluded(rel) {
 		return nil
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.touch(rel)
+	return r.touch(pid, rel)
 }
 
-// BeforeChangeTree is BeforeChange for rel and everything under it (a
-// directory about to be renamed or exchanged).
-func (r *Recorder) BeforeChangeTree(rel string) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.touchTree(rel)
-}
-
-func (r *Recorder) touchTree(rel string) error {
-	if err := r.touch(rel); err != nil {
+func (r *Recorder) touchTree(pid uint32, rel string) error {
+	if err := r.touch(pid, rel); err != nil {
 		return err
 	}
 	if st, ok := r.last[rel]; !ok || st.Type != index.TypeDir || r.excl.Excluded(rel) {
@@ -40,31 +33,35 @@ func (r *Recorder) touchTree(rel string) error {
 	}
 	slices.Sort(names)
 	for _, n := range names {
-		if err := r.touchTree(rel + "/" + n); err != nil {
+		if err := r.touchTree(pid, rel+"/"+n); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// writer is one open writable handle. Its path follows renames; a deleted
-// file's handle keeps the path it was deleted from.
-type writer struct{ path string }
+// writer is one open writable handle and the process that opened it. Its
+// path follows renames; a deleted file's handle keeps the path it was
+// deleted from.
+type writer struct {
+	path string
+	pid  uint32
+}
 
 // WriterOpened is called before a handle opened for writing on rel is
 // handed out: it takes the pre-image (writes may then bypass the daemon)
 // and counts the handle. The returned release must be called exactly once
 // when the handle is released.
-func (r *Recorder) WriterOpened(rel string) (release func(), err error) {
+func (r *Recorder) WriterOpened(pid uint32, rel string) (release func(), err error) {
 	if r.excl.Excluded(rel) {
 		return func() {}, nil
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if err := r.touch(rel); err != nil {
+	if err := r.touch(pid, rel); err != nil {
 		return nil, err
 	}
-	w := &writer{path: rel}
+	w := &writer{path: rel, pid: pid}
 	r.writers[w] = struct{}{}
 	return func() { r.writerReleased(w) }, nil
 }
@@ -76,7 +73,7 @@ func (r *Recorder) writerReleased(w *writer) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.writers, w)
-	if r.closed || !r.touched[w.path] {
+	if _, ok := r.touched[w.path]; r.closed || !ok {
 		return
 	}
 	for o := range r.writers {
@@ -89,17 +86,18 @@ func (r *Recorder) writerReleased(w *writer) {
 	}
 }
 
-// writerPaths returns the sorted paths with open writable handles.
-func (r *Recorder) writerPaths() []string {
-	set := map[string]bool{}
+// writerPaths returns the sorted paths with open writable handles, each
+// with the process that opened one of them.
+func (r *Recorder) writerPaths() []*writer {
+	set := map[string]*writer{}
 	for w := range r.writers {
-		set[w.path] = true
+		set[w.path] = w
 	}
-	out := make([]string, 0, len(set))
-	for p := range set {
-		out = append(out, p)
+	out := make([]*writer, 0, len(set))
+	for _, w := range set {
+		out = append(out, w)
 	}
-	slices.Sort(out)
+	slices.SortFunc(out, func(a, b *writer) int { return strings.Compare(a.path, b.path) })
 	return out
 }
 
@@ -133,27 +131,27 @@ func rebase(p, old, new string) (string, bool) {
 // BeforeRename takes the pre-images a rename of src to dst needs: both
 // sides with everything under them, and every name the move will create
 // under dst (and under src for an exchange), which do not exist yet.
-func (r *Recorder) BeforeRename(src, dst string, exchange bool) error {
+func (r *Recorder) BeforeRename(pid uint32, src, dst string, exchange bool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if err := r.touchTree(src); err != nil {
+	if err := r.touchTree(pid, src); err != nil {
 		return err
 	}
-	if err := r.touchTree(dst); err != nil {
+	if err := r.touchTree(pid, dst); err != nil {
 		return err
 	}
-	if err := r.touchMapped(src, dst); err != nil {
+	if err := r.touchMapped(pid, src, dst); err != nil {
 		return err
 	}
 	if exchange {
-		return r.touchMapped(dst, src)
+		return r.touchMapped(pid, dst, src)
 	}
 	return nil
 }
 
 // touchMapped takes the pre-image of the name under to of every path under
 // from that is already touched.
-func (r *Recorder) touchMapped(from, to string) error {
+func (r *Recorder) touchMapped(pid uint32, from, to string) error {
 	var mapped []string
 	for p := range r.touched {
 		if rest, ok := strings.CutPrefix(p, from+"/"); ok {
@@ -162,7 +160,7 @@ func (r *Recorder) touchMapped(from, to string) error {
 	}
 	slices.Sort(mapped)
 	for _, p := range mapped {
-		if err := r.touch(p); err != nil {
+		if err := r.touch(pid, p); err != nil {
 			return err
 		}
 	}

@@ -47,11 +47,11 @@ func TestReconcileClosesInterruptedWindows(t *testing.T) {
 	closed, _ := e.rec.CloseWindow("w0")
 	e.rec.OpenWindow("w1", "Bash", "")
 	// Writes whose handles are never released: the daemon dies first.
-	if _, err := e.rec.WriterOpened("a.txt"); err != nil {
+	if _, err := e.rec.WriterOpened(0, "a.txt"); err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(e.root, "a.txt"), []byte("a1 half written"), 0o644)
-	if _, err := e.rec.WriterOpened("new.txt"); err != nil {
+	if _, err := e.rec.WriterOpened(0, "new.txt"); err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(e.root, "new.txt"), []byte("new\n"), 0o644)
@@ -102,7 +102,7 @@ func TestReconcileClosesInterruptedWindows(t *testing.T) {
 func TestReconcileOutsideChange(t *testing.T) {
 	e := newEnv(t, nil, capture.Options{})
 	os.WriteFile(filepath.Join(e.root, "b.txt"), []byte("b0\n"), 0o644)
-	if _, err := e.rec.WriterOpened("b.txt"); err != nil {
+	if _, err := e.rec.WriterOpened(0, "b.txt"); err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(e.root, "b.txt"), []byte("b1\n"), 0o644)

@@ -20,16 +20,15 @@ func (r *Recorder) OpenWindows() []string {
 	return ids
 }
 
-// current is the window id of the current period, "" outside windows.
-func (r *Recorder) current() string {
-	if len(r.windows) == 0 {
-		return ""
-	}
-	return r.windows[len(r.windows)-1].id
-}
-
 // OpenWindow opens a window: a boundary, after which writes belong to it.
 func (r *Recorder) OpenWindow(id, tool, label string) (uint64, error) {
+	return r.OpenAgentWindow(id, tool, label, Agent{})
+}
+
+// OpenAgentWindow is OpenWindow for a tool call run by agent: while other
+// windows are open too, writes are matched to their call by process (see
+// ownerFor).
+func (r *Recorder) OpenAgentWindow(id, tool, label string, agent Agent) (uint64, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -50,7 +49,7 @@ func (r *Recorder) OpenWindow(id, tool, label string) (uint64, error) {
 	if err := r.append(rec, true); err != nil {
 		return 0, err
 	}
-	r.windows = append(r.windows, openWindow{id, tool, label})
+	r.windows = append(r.windows, openWindow{id, tool, label, agent})
 	r.stats.Windows++
 	return rec.Seq, r.startPeriod()
 }
@@ -170,12 +169,12 @@ func (r *Recorder) unchanged(rel string) bool {
 func (r *Recorder) startPeriod() error {
 	clear(r.touched)
 	clear(r.clean)
-	for _, p := range r.writerPaths() {
-		err := r.touch(p)
+	for _, w := range r.writerPaths() {
+		err := r.touch(w.pid, w.path)
 		if errors.Is(err, ErrStoreFull) {
 			// A boundary always succeeds. The handle is open already: say
 			// that this path's pre-image in the new period is not kept.
-			err = r.skipImage(p, index.KindBefore, "pre-image "+ReasonStoreFull)
+			err = r.skipImage(w.pid, w.path, index.KindBefore, "pre-image "+ReasonStoreFull)
 		}
 		if err != nil {
 			return err
@@ -185,16 +184,17 @@ func (r *Recorder) startPeriod() error {
 }
 
 // skipImage records rel as changed with its content not stored.
-func (r *Recorder) skipImage(rel string, kind index.Kind, reason string) error {
+func (r *Recorder) skipImage(pid uint32, rel string, kind index.Kind, reason string) error {
 	st, err := r.statOnly(rel)
 	if err != nil {
 		return r.fail(rel, err)
 	}
-	rec := &index.Record{Path: rel, State: &st, Window: r.current(), Kind: index.KindSkip, Reason: reason}
+	own := r.ownerFor(pid)
+	rec := &index.Record{Path: rel, State: &st, Window: own.window, By: own.by, Kind: index.KindSkip, Reason: reason}
 	if err := r.append(rec, false); err != nil {
 		return r.fail(rel, err)
 	}
-	r.touched[rel] = true
+	r.touched[rel] = own
 	r.last[rel] = st
 	return nil
 }

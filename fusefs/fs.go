@@ -30,14 +30,23 @@ import (
 )
 
 // Hooks is what the passthrough asks before a mutation reaches the disk.
-// *capture.Recorder implements it. Paths are relative to the root.
+// *capture.Recorder implements it. Paths are relative to the root; pid is
+// the calling thread as the kernel reports it (0 when unknown).
 type Hooks interface {
-	BeforeChange(rel string) error
-	BeforeRename(src, dst string, exchange bool) error
+	BeforeChange(pid uint32, rel string) error
+	BeforeRename(pid uint32, src, dst string, exchange bool) error
 	// WriterOpened takes the pre-image for a writable open; release is
 	// called once when the handle is released.
-	WriterOpened(rel string) (release func(), err error)
+	WriterOpened(pid uint32, rel string) (release func(), err error)
 	Renamed(oldRel, newRel string, exchange bool)
+}
+
+// caller is the thread id of the request's caller, 0 when unknown.
+func caller(ctx context.Context) uint32 {
+	if c, ok := fuse.FromContext(ctx); ok {
+		return c.Pid
+	}
+	return 0
 }
 
 // Options configure a mount.

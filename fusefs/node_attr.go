@@ -19,7 +19,7 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 			// or the root, whose own attributes are not recorded.
 			return n.LoopbackNode.Setattr(ctx, unwrap(f), in, out)
 		}
-		if err := n.fsys.hooks.BeforeChange(rel); err != nil {
+		if err := n.fsys.hooks.BeforeChange(caller(ctx), rel); err != nil {
 			return refuse(err)
 		}
 	}
@@ -29,14 +29,14 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 // Setxattr and Removexattr record the pre-image before an extended
 // attribute changes (ckfs records the user namespace and ACLs).
 func (n *node) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
-	if errno := n.beforeMeta(); errno != 0 {
+	if errno := n.beforeMeta(ctx); errno != 0 {
 		return errno
 	}
 	return n.LoopbackNode.Setxattr(ctx, attr, data, flags)
 }
 
 func (n *node) Removexattr(ctx context.Context, attr string) syscall.Errno {
-	if errno := n.beforeMeta(); errno != 0 {
+	if errno := n.beforeMeta(ctx); errno != 0 {
 		return errno
 	}
 	return n.LoopbackNode.Removexattr(ctx, attr)
@@ -44,12 +44,12 @@ func (n *node) Removexattr(ctx context.Context, attr string) syscall.Errno {
 
 // beforeMeta takes the pre-image of the node before a metadata change; the
 // root's own attributes are not recorded.
-func (n *node) beforeMeta() syscall.Errno {
+func (n *node) beforeMeta(ctx context.Context) syscall.Errno {
 	rel, ok := n.rel()
 	if !ok || rel == "" {
 		return 0
 	}
-	return refuse(n.fsys.hooks.BeforeChange(rel))
+	return refuse(n.fsys.hooks.BeforeChange(caller(ctx), rel))
 }
 
 // CopyFileRange hands the loopback its own handles. The destination is a

@@ -10,16 +10,16 @@ import (
 )
 
 // before takes the pre-image of name in n.
-func (n *node) before(name string) syscall.Errno {
+func (n *node) before(ctx context.Context, name string) syscall.Errno {
 	rel, ok := n.child(name)
 	if !ok {
 		return syscall.ENOENT
 	}
-	return refuse(n.fsys.hooks.BeforeChange(rel))
+	return refuse(n.fsys.hooks.BeforeChange(caller(ctx), rel))
 }
 
 func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	if errno := n.before(name); errno != 0 {
+	if errno := n.before(ctx, name); errno != 0 {
 		return nil, errno
 	}
 	in, errno := n.LoopbackNode.Mkdir(ctx, name, mode, out)
@@ -38,35 +38,35 @@ func mustChild(n *node, name string) string {
 }
 
 func (n *node) Mknod(ctx context.Context, name string, mode, rdev uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	if errno := n.before(name); errno != 0 {
+	if errno := n.before(ctx, name); errno != 0 {
 		return nil, errno
 	}
 	return n.LoopbackNode.Mknod(ctx, name, mode, rdev, out)
 }
 
 func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
-	if errno := n.before(name); errno != 0 {
+	if errno := n.before(ctx, name); errno != 0 {
 		return errno
 	}
 	return n.LoopbackNode.Rmdir(ctx, name)
 }
 
 func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
-	if errno := n.before(name); errno != 0 {
+	if errno := n.before(ctx, name); errno != 0 {
 		return errno
 	}
 	return n.LoopbackNode.Unlink(ctx, name)
 }
 
 func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	if errno := n.before(name); errno != 0 {
+	if errno := n.before(ctx, name); errno != 0 {
 		return nil, errno
 	}
 	return n.LoopbackNode.Symlink(ctx, target, name, out)
 }
 
 func (n *node) Link(ctx context.Context, target fs.InodeEmbedder, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	if errno := n.before(name); errno != 0 {
+	if errno := n.before(ctx, name); errno != 0 {
 		return nil, errno
 	}
 	if t, ok := target.(*node); ok {
@@ -92,7 +92,7 @@ func (n *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 		return syscall.ENOENT
 	}
 	exchange := flags&renameExchange != 0
-	if err := n.fsys.hooks.BeforeRename(src, dst, exchange); err != nil {
+	if err := n.fsys.hooks.BeforeRename(caller(ctx), src, dst, exchange); err != nil {
 		return refuse(err)
 	}
 	errno := n.LoopbackNode.Rename(ctx, name, np.LoopbackNode, newName, flags)

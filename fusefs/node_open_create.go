@@ -24,7 +24,7 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 	if !ok {
 		return nil, 0, syscall.ENOENT
 	}
-	release, err := n.fsys.hooks.WriterOpened(rel)
+	release, err := n.fsys.hooks.WriterOpened(caller(ctx), rel)
 	if err != nil {
 		return nil, 0, refuse(err)
 	}
@@ -44,7 +44,7 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	if !ok {
 		return nil, nil, 0, syscall.ENOENT
 	}
-	release, err := n.fsys.hooks.WriterOpened(rel)
+	release, err := n.fsys.hooks.WriterOpened(caller(ctx), rel)
 	if err != nil {
 		return nil, nil, 0, refuse(err)
 	}

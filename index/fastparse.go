@@ -161,6 +161,11 @@ func fastParseInto(line []byte, rp *Record, in interner) bool {
 		}
 		r.Image = Image(im)
 	}
+	if p.lit(`,"by":`) {
+		if r.By, ok = p.str(); !ok || r.By == "" {
+			return false
+		}
+	}
 	if p.lit(`,"op":`) {
 		if r.Op, ok = p.str(); !ok {
 			return false

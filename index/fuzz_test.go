@@ -17,6 +17,7 @@ var seedLines = []string{
 	`{"v":1,"seq":8,"time":"2026-12-01T09:00:00Z","kind":"after","window":"w","path":"dev/null","hash":null,"size":0,"mtime":5,"mode":438,"type":"chardev","rdev":259}`,
 	`{"v":1,"seq":9,"time":"2026-12-01T09:00:00Z","kind":"after","window":"w","path":"pipe","hash":null,"size":0,"mtime":5,"mode":384,"type":"fifo"}`,
 	`{"v":1,"seq":10,"time":"2026-12-01T09:00:00Z","kind":"close","window":"w","reason":"interrupted"}`,
+	`{"v":1,"seq":11,"time":"2026-12-01T09:00:00Z","kind":"after","window":"w","path":"a","hash":null,"size":0,"mtime":0,"mode":0,"type":"absent","by":"guess"}`,
 	`{"v":1,"seq":11,"time":"2026-12-01T09:00:00Z","kind":"after","window":"w","path":"a.txt","hash":"blake3:af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262","size":3,"mtime":5,"mode":420,"type":"file","owner":"1000:1000","xattrs":"blake3:af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262"}`,
 	`{"v":2,"seq":1}`,
 	`{"v":1,"seq":2,"time":"2026-12-01T09:00:00Z","kind":"after","window":"w","path":"../../etc/passwd","hash":null,"size":0,"mtime":0,"mode":0,"type":"absent"}`,

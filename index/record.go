@@ -46,6 +46,14 @@ const ReasonInterrupted = "interrupted"
 // prompt or the next session start closed it.
 const ReasonUnfinished = "unfinished"
 
+// How an image record's window was told when several windows were open
+// (the By field): matched to the tool call's process, or credited to the
+// newest window because the writer could not be matched.
+const (
+	ByProcess = "process"
+	ByGuess   = "guess"
+)
+
 // Interrupted reports whether the record closes a window its daemon never
 // closed (it died); the window's post-images were taken at the next start.
 func (r *Record) Interrupted() bool {
@@ -171,6 +179,7 @@ type Record struct {
 	Label  string  `json:"label,omitempty"`  // open: free text
 	Reason string  `json:"reason,omitempty"` // skip: why the content was not stored; watermark: the policy; close: "interrupted"
 	Image  Image   `json:"image,omitempty"`  // outside: before or after
+	By     string  `json:"by,omitempty"`     // before, after, skip in a window: how the window was told when several were open
 	Op     string  `json:"op,omitempty"`     // rewind: operation id
 	Target *uint64 `json:"target,omitempty"` // rewind: the checkpoint seq rewound to; watermark: the first restorable seq
 }
@@ -207,6 +216,9 @@ func (r *Record) Validate() error {
 	if r.Time.IsZero() {
 		return errors.New("time is missing")
 	}
+	if r.By != "" && !r.IsImage() {
+		return fmt.Errorf("%s record with by %q (only image records have one)", r.Kind, r.By)
+	}
 	switch r.Kind {
 	case KindOpen, KindClose:
 		if r.Window == "" {
@@ -235,6 +247,9 @@ func (r *Record) Validate() error {
 	case KindBefore, KindAfter, KindSkip, KindOutside:
 		if err := ValidatePath(r.Path); err != nil {
 			return err
+		}
+		if r.By != "" && (r.Window == "" || (r.By != ByProcess && r.By != ByGuess)) {
+			return fmt.Errorf("%s record for %q: by %q (only an image in a window may have one: %q or %q)", r.Kind, r.Path, r.By, ByProcess, ByGuess)
 		}
 		if r.State == nil {
 			return fmt.Errorf("%s record for %q without state", r.Kind, r.Path)

@@ -30,6 +30,8 @@ func TestValidate(t *testing.T) {
 		"fifo":          {Kind: KindAfter, Window: "w1", Path: "p", State: &State{Type: TypeFIFO, Mode: 0o600}},
 		"chardev":       {Kind: KindAfter, Window: "w1", Path: "null", State: &State{Type: TypeChar, Mode: 0o666, Rdev: 0x103}},
 		"interrupted":   {Kind: KindClose, Window: "w1", Reason: ReasonInterrupted},
+		"by process":    {Kind: KindBefore, Window: "w1", Path: "a", State: fileState(h1), By: ByProcess},
+		"by guess":      {Kind: KindSkip, Window: "w1", Path: "a", State: &State{Type: TypeFile}, Reason: "r", By: ByGuess},
 	}
 	for name, r := range good {
 		r.V, r.Seq, r.Time = Version, 1, t0
@@ -58,6 +60,9 @@ func TestValidate(t *testing.T) {
 		"unknown kind":       {Kind: "snapshot", Window: "w"},
 		"open with reason":   {Kind: KindOpen, Window: "w", Reason: ReasonInterrupted},
 		"close other reason": {Kind: KindClose, Window: "w", Reason: "tired"},
+		"open with by":       {Kind: KindOpen, Window: "w", By: ByProcess},
+		"outside with by":    {Kind: KindOutside, Path: "a", State: fileState(h1), Image: ImageAfter, By: ByGuess},
+		"unknown by":         {Kind: KindAfter, Window: "w", Path: "a", State: fileState(h1), By: "magic"},
 		"dotdot":             {Kind: KindAfter, Window: "w", Path: "../etc/passwd", State: fileState(h1)},
 		"absolute":           {Kind: KindAfter, Window: "w", Path: "/etc/passwd", State: fileState(h1)},
 	}

@@ -55,7 +55,7 @@ func (w *ws) p(rel string) string { return filepath.Join(w.root, rel) }
 // write writes a file as a tool would through the mount.
 func (w *ws) write(rel, content string) {
 	w.t.Helper()
-	release, err := w.rec.WriterOpened(rel)
+	release, err := w.rec.WriterOpened(0, rel)
 	w.must(err)
 	os.MkdirAll(filepath.Dir(w.p(rel)), 0o755)
 	w.must(os.WriteFile(w.p(rel), []byte(content), 0o644))
@@ -64,13 +64,13 @@ func (w *ws) write(rel, content string) {
 
 func (w *ws) remove(rel string) {
 	w.t.Helper()
-	w.must(w.rec.BeforeChange(rel))
+	w.must(w.rec.BeforeChange(0, rel))
 	w.must(os.Remove(w.p(rel)))
 }
 
 func (w *ws) mkdir(rel string) {
 	w.t.Helper()
-	w.must(w.rec.BeforeChange(rel))
+	w.must(w.rec.BeforeChange(0, rel))
 	w.must(os.Mkdir(w.p(rel), 0o755))
 }
 
@@ -170,7 +170,7 @@ func scenario(t *testing.T) (w *ws, cps []uint64, snaps []map[string]string) {
 	_, a2 := w.window("w2", func() {
 		w.write("a.txt", "a2\n")
 		w.remove("d/new.txt")
-		w.must(w.rec.BeforeChange("link"))
+		w.must(w.rec.BeforeChange(0, "link"))
 		w.must(os.Symlink("a.txt", w.p("link")))
 	})
 	snap2 := snapshot(t, w.root)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ckfs-dev/ckfs/capture"
 	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/internal/proc"
 	"github.com/ckfs-dev/ckfs/session"
 	"github.com/ckfs-dev/ckfs/transcript"
 	"github.com/spf13/cobra"
@@ -120,7 +121,8 @@ func handleHook(store, agent string, in *hookInput, now time.Time) error {
 	case "PreToolUse":
 		var werr error
 		if mounted {
-			_, werr = call(store, request{Op: "open", ID: in.ToolUseID, Tool: in.ToolName, Label: toolLabel(in.ToolInput)})
+			_, werr = call(store, request{Op: "open", ID: in.ToolUseID, Tool: in.ToolName, Label: toolLabel(in.ToolInput),
+				Agent: proc.Agent(proc.System{}, os.Getppid()), Command: toolCommand(in.ToolInput)})
 		}
 		if in.SessionID != "" {
 			if err := session.Append(store, in.SessionID, now, &session.Event{Kind: session.KindToolCall, Call: in.ToolUseID, Tool: in.ToolName, Input: compactJSON(in.ToolInput)}); err != nil {

@@ -31,9 +31,11 @@ type logEntry struct {
 	Unfinished  bool      `json:"unfinished,omitempty"`  // the agent never reported the call finished
 	Wrote       bool      `json:"wrote,omitempty"`       // a window: something was written in it
 	// Alongside lists the windows open at the same time as this one
-	// (parallel tool calls): a write cannot be told apart by who made it,
-	// and is credited to the newest window open when it happened.
+	// (parallel tool calls). Writes made then are matched to their call by
+	// the writing process; Guessed counts the paths that could not be, and
+	// were credited to this window as the newest open.
 	Alongside  []string  `json:"alongside,omitempty"`
+	Guessed    int       `json:"guessed,omitempty"`
 	Target     uint64    `json:"target,omitempty"`
 	Restorable bool      `json:"restorable"`        // its checkpoint is at or after the watermark
 	Mark       int       `json:"mark,omitempty"`    // the turn (mark) it belongs to; for a mark, its number
@@ -109,6 +111,15 @@ func (v *workspaceView) logEntries() []logEntry {
 	}
 	wins := index.Windows(v.records)
 	together := alongside(wins, last)
+	guessed := map[string]map[string]bool{}
+	for _, r := range v.records {
+		if r.By == index.ByGuess {
+			if guessed[r.Window] == nil {
+				guessed[r.Window] = map[string]bool{}
+			}
+			guessed[r.Window][r.Path] = true
+		}
+	}
 	for wi, w := range wins {
 		e := logEntry{Kind: "window", ID: w.ID, Tool: w.Tool, Label: w.Label, Time: w.Open.Time, Before: w.Open.Seq, Checkpoint: last, Open: w.Close == nil}
 		if w.Close != nil {
@@ -117,7 +128,7 @@ func (v *workspaceView) logEntries() []logEntry {
 			e.Unfinished = w.Close.Reason == index.ReasonUnfinished
 		}
 		e.Wrote = len(w.Paths) > 0 || len(w.Skipped) > 0
-		e.Alongside = together[wi]
+		e.Alongside, e.Guessed = together[wi], len(guessed[w.ID])
 		ps := map[string]bool{}
 		for _, p := range w.Paths {
 			ps[p] = true
@@ -289,8 +300,11 @@ func printLog(out io.Writer, entries []logEntry, records []index.Record) {
 			if e.Interrupted {
 				state += " (interrupted: the daemon stopped inside it; its changes were recorded at the next mount)"
 			}
-			if len(e.Alongside) > 0 {
-				state += fmt.Sprintf(" (alongside %s: writes made while several were open are credited to the newest)", strings.Join(e.Alongside, ", "))
+			switch {
+			case len(e.Alongside) > 0 && e.Guessed > 0:
+				state += fmt.Sprintf(" (alongside %s: %d %s could not be matched to a call by the writing process and %s credited to this, the newest window)", strings.Join(e.Alongside, ", "), e.Guessed, plural(e.Guessed, "path", "paths"), plural(e.Guessed, "is", "are"))
+			case len(e.Alongside) > 0:
+				state += fmt.Sprintf(" (alongside %s)", strings.Join(e.Alongside, ", "))
 			}
 			if e.Unfinished {
 				state += " (unfinished: the agent never reported this call done; closed at the end of its turn)"
@@ -367,4 +381,12 @@ func alongside(wins []index.Window, last uint64) [][]string {
 		open = append(open, i)
 	}
 	return out
+}
+
+// plural is one when n is 1, else many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -28,6 +28,10 @@ type request struct {
 	Label  string          `json:"label,omitempty"`
 	GC     *gcRequest      `json:"gc,omitempty"`
 	Reason string          `json:"reason,omitempty"` // close: why, for a call that never finished
+	// open: the agent process running the call and its shell command, to
+	// match writes to calls that run at the same time.
+	Agent   int    `json:"agent,omitempty"`
+	Command string `json:"command,omitempty"`
 }
 
 type reply struct {

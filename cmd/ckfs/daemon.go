@@ -22,6 +22,7 @@ import (
 	"github.com/ckfs-dev/ckfs/fusefs"
 	"github.com/ckfs-dev/ckfs/index"
 	"github.com/ckfs-dev/ckfs/internal/atomicfile"
+	"github.com/ckfs-dev/ckfs/internal/proc"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
@@ -148,6 +149,7 @@ func runDaemon(ctx context.Context, o daemonOptions, ready io.Writer) (err error
 	rec, err := capture.New(capture.Options{
 		Store: store, Timeline: tl, Source: capture.NewDirSource(rootFd),
 		Excludes: o.Excludes, MaxFileSize: o.MaxFileSize, History: history, Logger: log,
+		Procs: proc.System{},
 	})
 	if err != nil {
 		return err
@@ -290,7 +292,7 @@ func (d *daemon) handle(req request) reply {
 	}
 	switch req.Op {
 	case "open":
-		seq, err := d.rec.OpenWindow(req.ID, req.Tool, req.Label)
+		seq, err := d.rec.OpenAgentWindow(req.ID, req.Tool, req.Label, capture.Agent{PID: req.Agent, Command: req.Command})
 		if err != nil {
 			return reply{Error: fmt.Sprintf("open window %q: %v", req.ID, err), Code: codeOf(err)}
 		}

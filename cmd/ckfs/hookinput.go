@@ -65,17 +65,41 @@ func toolLabel(input json.RawMessage) string {
 		return ""
 	}
 	for _, k := range []string{"command", "cmd", "file_path", "path", "notebook_path", "description", "pattern"} {
-		switch v := m[k].(type) {
-		case string:
-			return firstLine(v, 200)
-		case []any:
-			var parts []string
-			for _, p := range v {
-				if s, ok := p.(string); ok {
-					parts = append(parts, s)
-				}
+		if s, ok := inputString(m[k]); ok {
+			return firstLine(s, 200)
+		}
+	}
+	return ""
+}
+
+// inputString is a tool input field as text: a string, or a list of
+// strings (an argv) joined by spaces.
+func inputString(v any) (string, bool) {
+	switch v := v.(type) {
+	case string:
+		return v, true
+	case []any:
+		var parts []string
+		for _, p := range v {
+			if s, ok := p.(string); ok {
+				parts = append(parts, s)
 			}
-			return firstLine(strings.Join(parts, " "), 200)
+		}
+		return strings.Join(parts, " "), true
+	}
+	return "", false
+}
+
+// toolCommand is the shell command a tool call runs ("command" for Claude
+// Code's Bash, "cmd" for Codex's exec_command), "" for other tools.
+func toolCommand(input json.RawMessage) string {
+	var m map[string]any
+	if json.Unmarshal(input, &m) != nil {
+		return ""
+	}
+	for _, k := range []string{"command", "cmd"} {
+		if s, ok := inputString(m[k]); ok {
+			return s
 		}
 	}
 	return ""

@@ -25,8 +25,9 @@ var forbidden = map[string][]string{
 	"config":  {"*"},
 	// The two timelines never know each other: the conversation side
 	// imports nothing of the file side, nor the file side of it.
-	"session":    {"index", "cas", "capture", "fusefs", "rewind", "gc", "cmd/ckfs"},
-	"transcript": {"*"},
+	"session":       {"index", "cas", "capture", "fusefs", "rewind", "gc", "cmd/ckfs"},
+	"transcript":    {"*"},
+	"internal/proc": {"*"},
 }
 
 type pkg struct {

@@ -1,0 +1,87 @@
+package capture
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/ckfs-dev/ckfs/index"
+)
+
+// procTable is a fake process table: pid -> parent and command line.
+type procTable map[int]struct {
+	ppid int
+	cmd  string
+}
+
+func (p procTable) Parent(pid int) (int, int, error) {
+	e, ok := p[pid]
+	if !ok {
+		return 0, 0, errors.New("no such process")
+	}
+	return pid, e.ppid, nil
+}
+
+func (p procTable) Cmdline(pid int) (string, error) {
+	e, ok := p[pid]
+	if !ok {
+		return "", errors.New("no such process")
+	}
+	return e.cmd, nil
+}
+
+func TestOwnerFor(t *testing.T) {
+	procs := procTable{
+		100: {1, "node claude"},
+		// Claude Code's Bash tool: bash -c ... eval 'cmd' with quotes rewritten.
+		110: {100, `/bin/bash -c source snap.sh && eval 'sed -i '"'"'s/1/2/'"'"' calc.py' && pwd -P >| /tmp/cwd`},
+		111: {110, "sed -i s/1/2/ calc.py"},
+		120: {100, "/bin/bash -c make gen"},
+		121: {120, "make gen"},
+		122: {121, "/bin/sh -c ./gen.sh"},
+		130: {100, "/bin/bash -c rm -f cache"}, // a shell of the agent no window runs
+		200: {1, "codex"},
+		210: {200, "/bin/bash -c echo a > a.txt"},
+		211: {200, "/bin/bash -c echo a > a.txt"},
+		300: {1, "vim notes.txt"}, // the user's own editor
+	}
+	claudeSed := openWindow{id: "sed", agent: Agent{PID: 100, Command: "sed -i 's/1/2/' calc.py"}}
+	claudeMake := openWindow{id: "make", agent: Agent{PID: 100, Command: "make gen"}}
+	claudeEdit := openWindow{id: "edit", agent: Agent{PID: 100}}
+	claudeWrite := openWindow{id: "write", agent: Agent{PID: 100}}
+	codexA1 := openWindow{id: "a1", agent: Agent{PID: 200, Command: "echo a > a.txt"}}
+	codexA2 := openWindow{id: "a2", agent: Agent{PID: 200, Command: "echo a > a.txt"}}
+	codexPatch := openWindow{id: "patch", agent: Agent{PID: 200, Command: "apply_patch <<'EOF'\n*** Begin Patch"}}
+	manual := openWindow{id: "manual"}
+
+	for _, tc := range []struct {
+		name    string
+		windows []openWindow
+		pid     uint32
+		want    owner
+	}{
+		{"no window", nil, 111, owner{}},
+		{"one window needs no matching", []openWindow{claudeSed}, 300, owner{window: "sed"}},
+		{"shell command quoted by the agent", []openWindow{claudeSed, claudeMake, claudeEdit}, 111, owner{"sed", index.ByProcess}},
+		{"a grandchild of the call's shell", []openWindow{claudeSed, claudeMake, claudeEdit}, 122, owner{"make", index.ByProcess}},
+		{"the agent itself: its one edit call", []openWindow{claudeSed, claudeEdit, claudeMake}, 100, owner{"edit", index.ByProcess}},
+		{"the agent itself, two edit calls", []openWindow{claudeEdit, claudeWrite, claudeSed}, 100, owner{"write", index.ByGuess}},
+		{"an unmatched shell of the agent, one shell call", []openWindow{claudeSed, claudeEdit}, 130, owner{"sed", index.ByProcess}},
+		{"an unmatched shell of the agent, two shell calls", []openWindow{claudeSed, claudeMake, claudeEdit}, 130, owner{"make", index.ByGuess}},
+		{"the same command twice", []openWindow{codexA1, codexA2}, 210, owner{"a2", index.ByGuess}},
+		{"a patch the agent applies itself", []openWindow{codexA1, codexPatch}, 200, owner{"patch", index.ByProcess}},
+		{"a shell next to a patch", []openWindow{codexPatch, codexA1}, 211, owner{"a1", index.ByProcess}},
+		{"the user's editor", []openWindow{claudeSed, claudeEdit}, 300, owner{"edit", index.ByGuess}},
+		{"a process gone", []openWindow{claudeSed, claudeEdit}, 999, owner{"edit", index.ByGuess}},
+		{"manual windows", []openWindow{manual, claudeSed}, 111, owner{"sed", index.ByProcess}},
+		{"writer unknown", []openWindow{claudeSed, claudeEdit}, 0, owner{"edit", index.ByGuess}},
+	} {
+		r := &Recorder{windows: tc.windows, procs: procs}
+		if got := r.ownerFor(tc.pid); got != tc.want {
+			t.Errorf("%s: ownerFor(%d) = %+v, want %+v", tc.name, tc.pid, got, tc.want)
+		}
+	}
+	r := &Recorder{windows: []openWindow{claudeSed, claudeEdit}}
+	if got := r.ownerFor(111); got != (owner{"edit", index.ByGuess}) {
+		t.Errorf("without a process table: %+v, want a guess", got)
+	}
+}

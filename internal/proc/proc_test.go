@@ -1,0 +1,76 @@
+package proc
+
+import (
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// fake is a process table: pid -> {tgid, ppid, cmdline}.
+type fake map[int]struct {
+	tgid, ppid int
+	cmd        string
+}
+
+func (f fake) Parent(pid int) (int, int, error) {
+	p, ok := f[pid]
+	if !ok {
+		return 0, 0, errors.New("no such process")
+	}
+	return p.tgid, p.ppid, nil
+}
+
+func (f fake) Cmdline(pid int) (string, error) {
+	p, ok := f[pid]
+	if !ok {
+		return "", errors.New("no such process")
+	}
+	return p.cmd, nil
+}
+
+func TestAncestryAndAgent(t *testing.T) {
+	procs := fake{
+		10: {10, 1, "/usr/bin/node /usr/lib/claude --settings x"},
+		20: {20, 10, "/bin/sh -c ckfs hook claude"},
+		21: {20, 10, ""}, // a thread of 20
+		30: {30, 20, "bash -c x"},
+	}
+	if got, want := Ancestry(procs, 30), []int{30, 20, 10}; !cmp.Equal(got, want) {
+		t.Errorf("Ancestry(30) = %v, want %v", got, want)
+	}
+	if got, want := Ancestry(procs, 21), []int{20, 10}; !cmp.Equal(got, want) {
+		t.Errorf("Ancestry of a thread = %v, want %v", got, want)
+	}
+	if got := Agent(procs, 30); got != 10 {
+		t.Errorf("Agent through two shells = %d, want 10", got)
+	}
+	if got := Agent(procs, 99); got != 0 {
+		t.Errorf("Agent of an unknown process = %d, want 0", got)
+	}
+}
+
+func TestSystemSelf(t *testing.T) {
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		t.Skip("no /proc here")
+	}
+	tgid, ppid, err := System{}.Parent(os.Getpid())
+	if err != nil || tgid != os.Getpid() || ppid != os.Getppid() {
+		t.Fatalf("Parent(self) = %d, %d, %v; want %d, %d", tgid, ppid, err, os.Getpid(), os.Getppid())
+	}
+	if cmd, err := (System{}).Cmdline(os.Getpid()); err != nil || cmd == "" {
+		t.Fatalf("Cmdline(self) = %q, %v", cmd, err)
+	}
+}
+
+func FuzzParseStatus(f *testing.F) {
+	f.Add([]byte("Name:\tbash\nTgid:\t30\nPid:\t30\nPPid:\t20\n"))
+	f.Add([]byte("Tgid: -1\nPPid: x\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		tgid, ppid, err := parseStatus(b)
+		if err == nil && (tgid < 0 || ppid < 0) {
+			t.Fatalf("negative ids without an error: %d %d", tgid, ppid)
+		}
+	})
+}
