@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/ckfs-dev/ckfs/index"
@@ -38,7 +39,9 @@ type owner struct{ window, by string }
 //   - the agent process itself wrote: the one open in-process call of that
 //     agent (its edit tool);
 //   - a descendant of the agent wrote: the shell call whose command is on
-//     the command line of the writer or of an ancestor below the agent, or
+//     the command line of the writer or of an ancestor below the agent;
+//     else the call whose command holds the command line of the agent's
+//     child (a shell that replaced itself with the command's last part);
 //     else the one shell call of that agent that is open.
 //
 // Anything else (two matches, a process no agent started, no /proc) is
@@ -68,7 +71,7 @@ func (r *Recorder) ownerFor(pid uint32) owner {
 		cmdlines[p] = normalize(c)
 		return cmdlines[p]
 	}
-	var inproc, exact, shells []int
+	var inproc, exact, partial, shells []int
 	for i, w := range r.windows {
 		k, ok := depth[w.agent.PID]
 		if w.agent.PID == 0 || !ok {
@@ -84,16 +87,19 @@ func (r *Recorder) ownerFor(pid uint32) owner {
 			continue // the agent wrote, and this call runs a shell
 		}
 		shells = append(shells, i)
-		if want := normalize(w.agent.Command); want != "" {
-			for _, p := range chain[:k] {
-				if strings.Contains(cmdline(p), want) {
-					exact = append(exact, i)
-					break
-				}
-			}
+		want := normalize(w.agent.Command)
+		if want == "" {
+			continue
+		}
+		if slices.ContainsFunc(chain[:k], func(p int) bool { return strings.Contains(cmdline(p), want) }) {
+			exact = append(exact, i)
+		} else if top := cmdline(chain[k-1]); len(top) >= 2 && strings.Contains(want, top) {
+			// The shell ran the command's last part in its own place
+			// (bash -c 'a; b' execs b): the call's process is b.
+			partial = append(partial, i)
 		}
 	}
-	for _, set := range [][]int{exact, inproc, shells} {
+	for _, set := range [][]int{exact, partial, inproc, shells} {
 		switch len(set) {
 		case 0:
 			continue

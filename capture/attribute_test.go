@@ -42,6 +42,7 @@ func TestOwnerFor(t *testing.T) {
 		200: {1, "codex"},
 		210: {200, "/bin/bash -c echo a > a.txt"},
 		211: {200, "/bin/bash -c echo a > a.txt"},
+		212: {200, "rm NOTES.md"}, // bash -c 'sleep 1; rm NOTES.md' exec'd rm
 		300: {1, "vim notes.txt"}, // the user's own editor
 	}
 	claudeSed := openWindow{id: "sed", agent: Agent{PID: 100, Command: "sed -i 's/1/2/' calc.py"}}
@@ -51,6 +52,7 @@ func TestOwnerFor(t *testing.T) {
 	codexA1 := openWindow{id: "a1", agent: Agent{PID: 200, Command: "echo a > a.txt"}}
 	codexA2 := openWindow{id: "a2", agent: Agent{PID: 200, Command: "echo a > a.txt"}}
 	codexPatch := openWindow{id: "patch", agent: Agent{PID: 200, Command: "apply_patch <<'EOF'\n*** Begin Patch"}}
+	codexRm := openWindow{id: "rm", agent: Agent{PID: 200, Command: "sleep 1; rm NOTES.md"}}
 	manual := openWindow{id: "manual"}
 
 	for _, tc := range []struct {
@@ -69,6 +71,7 @@ func TestOwnerFor(t *testing.T) {
 		{"an unmatched shell of the agent, two shell calls", []openWindow{claudeSed, claudeMake, claudeEdit}, 130, owner{"make", index.ByGuess}},
 		{"the same command twice", []openWindow{codexA1, codexA2}, 210, owner{"a2", index.ByGuess}},
 		{"a patch the agent applies itself", []openWindow{codexA1, codexPatch}, 200, owner{"patch", index.ByProcess}},
+		{"a shell that replaced itself", []openWindow{codexA1, codexRm}, 212, owner{"rm", index.ByProcess}},
 		{"a shell next to a patch", []openWindow{codexPatch, codexA1}, 211, owner{"a1", index.ByProcess}},
 		{"the user's editor", []openWindow{claudeSed, claudeEdit}, 300, owner{"edit", index.ByGuess}},
 		{"a process gone", []openWindow{claudeSed, claudeEdit}, 999, owner{"edit", index.ByGuess}},

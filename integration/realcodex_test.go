@@ -3,9 +3,11 @@ package integration
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -58,19 +60,33 @@ func (c *codexRun) rollouts() []string {
 	return m
 }
 
+// patchCall is an exec_command call whose command is an apply_patch
+// heredoc, which Codex intercepts and applies in its own process.
+func patchCall(id, patch string) responsesCall {
+	b, _ := json.Marshal(map[string]string{"cmd": "apply_patch <<'EOF'\n*** Begin Patch\n" + patch + "*** End Patch\nEOF\n"})
+	return responsesCall{id, "exec_command", string(b)}
+}
+
+func execCall(id, cmd string) responsesCall {
+	b, _ := json.Marshal(map[string]string{"cmd": cmd})
+	return responsesCall{id, "exec_command", string(b)}
+}
+
 // The real Codex CLI, through ckfs agent codex (hooks passed for the run
-// only, so nothing is written into ~/.codex): two turns of exec_command
-// calls captured as windows under marks; then both sides rewound to the
-// second mark, and the real CLI resuming the fork, which sends exactly the
-// first turn and reports its own session id.
+// only, so nothing is written into ~/.codex): four turns (a shell edit, a
+// shell write, two shell calls run in parallel, a patch Codex applies
+// itself and one that fails verification) captured as windows under marks,
+// each parallel write matched to its own call; then both sides rewound to
+// every mark, and the real CLI resuming each fork, which sends exactly the
+// kept turns and reports its own session id.
 func TestRealCodexSession(t *testing.T) {
 	w := mountWorkspace(t, `printf 'total = 1\n' > calc.py`)
 	c := newCodexRun(t, w)
-	prompts := []string{"Turn one: change 1 to 2 in calc.py", "Turn two: write notes"}
+	prompts := []string{"Turn one: change 1 to 2 in calc.py", "Turn two: write notes", "Turn three: two things at once", "Turn four: patch"}
 	trees := map[int]string{1: workTree(t, w.root)}
 
 	c.api.queue(
-		responsesReply{text: "Editing.", calls: []responsesCall{{"call_01Sed", "exec_command", `{"cmd":"sed -i 's/1/2/' calc.py"}`}}},
+		responsesReply{text: "Editing.", calls: []responsesCall{execCall("call_01Sed", "sed -i 's/1/2/' calc.py")}},
 		responsesReply{text: "Turn one done."},
 	)
 	c.agent(prompts[0])
@@ -83,52 +99,104 @@ func TestRealCodexSession(t *testing.T) {
 	trees[2] = workTree(t, w.root)
 
 	c.api.queue(
-		responsesReply{text: "Writing.", calls: []responsesCall{{"call_02Notes", "exec_command", `{"cmd":"printf 'notes\\n' > NOTES.md"}`}}},
+		responsesReply{text: "Writing.", calls: []responsesCall{execCall("call_02Notes", "printf 'notes\\n' > NOTES.md")}},
 		responsesReply{text: "Turn two done."},
 	)
 	c.agent("resume", id, prompts[1])
+	trees[3] = workTree(t, w.root)
+
+	// Codex runs both calls at once (both PreToolUse hooks, then both
+	// commands): every write happens while both windows are open.
+	c.api.queue(
+		responsesReply{text: "Both.", calls: []responsesCall{
+			execCall("call_03A", "sleep 0.5; printf 'a\\n' > a.txt; mkdir -p out && printf 'x' > out/a.log"),
+			execCall("call_03B", "sleep 0.5; printf 'b\\n' > b.txt; rm NOTES.md"),
+		}},
+		responsesReply{text: "Turn three done."},
+	)
+	c.agent("resume", id, prompts[2])
+	trees[4] = workTree(t, w.root)
+
+	c.api.queue(
+		responsesReply{text: "Patching.", calls: []responsesCall{patchCall("call_04Patch", "*** Add File: patched.txt\n+patched\n*** Update File: calc.py\n@@\n-total = 2\n+total = 3\n")}},
+		responsesReply{text: "Again.", calls: []responsesCall{patchCall("call_04Bad", "*** Update File: missing.py\n@@\n-x\n+y\n")}},
+		responsesReply{text: "Turn four done."},
+	)
+	c.agent("resume", id, prompts[3])
 	final := workTree(t, w.root)
-	if !strings.Contains(final, "NOTES.md") || !strings.Contains(final, `"total = 2\n"`) {
-		t.Fatalf("workspace after two turns:\n%s", final)
-	}
-	log := w.ckfs("log")
-	for _, want := range []string{"mark 2", "window call_01Sed", "window call_02Notes"} {
-		if !strings.Contains(log, want) {
-			t.Errorf("log lacks %q:\n%s", want, log)
+	for _, want := range []string{`"total = 3\n"`, "patched.txt", "a.txt", "b.txt", "out/a.log"} {
+		if !strings.Contains(final, want) {
+			t.Fatalf("workspace after four turns lacks %s:\n%s", want, final)
 		}
+	}
+	if strings.Contains(final, "NOTES.md") || strings.Contains(final, "missing.py") {
+		t.Fatalf("workspace after four turns:\n%s", final)
 	}
 	if st := w.status(); st.Daemon == nil || len(st.Daemon.OpenWindows) != 0 {
 		t.Fatalf("windows left open: %+v", st.Daemon)
 	}
+	log := w.ckfs("log")
+	for _, re := range []string{
+		`mark 4`, `window call_01Sed`, `window call_02Notes`,
+		`window call_03A .*\(alongside call_03B\)\n.*\n\s+A a.txt.*\n\s+A out .*\n\s+A out/a.log`,
+		`window call_03B .*\(alongside call_03A\)\n.*\n\s+D NOTES.md.*\n\s+A b.txt`,
+		`window call_04Patch .*\n.*\n\s+M calc.py.*\n\s+A patched.txt`,
+	} {
+		if !regexp.MustCompile(re).MatchString(log) {
+			t.Errorf("log does not match %s:\n%s", re, log)
+		}
+	}
+	if strings.Contains(log, "could not be matched") {
+		t.Errorf("a parallel write was not matched to its call:\n%s", log)
+	}
+	// The failed patch wrote nothing: its window is empty, shown with --all.
+	if all := w.ckfs("log", "--all"); !strings.Contains(all, "window call_04Bad") {
+		t.Errorf("log --all lacks the failed patch's window:\n%s", all)
+	}
+	// Codex reports no PostToolUse for a patch it applies itself; its
+	// result in the rollout closes the window, as finished, before the
+	// next call opens.
+	if regexp.MustCompile(`window call_04Patch .*(alongside|unfinished)`).MatchString(log) {
+		t.Errorf("the applied patch's window stayed open into the next call or was called unfinished:\n%s", log)
+	}
 
-	out := w.ckfs("rewind", "--mark", "2", "--files", "--conversation", "--json")
-	if got := workTree(t, w.root); got != trees[2] {
-		t.Errorf("files at mark 2:\n%s\nwant\n%s", got, trees[2])
-	}
-	var r rewindJSON
-	json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &r)
-	if r.Conversation == nil || !r.Conversation.Written {
-		t.Fatalf("no conversation fork at mark 2:\n%s", out)
-	}
-	child := r.Conversation.Child
-	before := len(c.api.allRequests())
-	c.api.queue(responsesReply{text: "Resumed."})
-	res := c.agent("resume", child, "resumed at mark 2")
-	if !strings.Contains(res, child) {
-		t.Errorf("the resumed fork does not report its own session id %s:\n%s", child, res)
-	}
-	reqs := c.api.allRequests()
-	if len(reqs) <= before {
-		t.Fatal("the resumed fork sent nothing")
-	}
-	sent, _ := json.Marshal(reqs[before]["input"])
-	if !strings.Contains(string(sent), prompts[0]) || strings.Contains(string(sent), prompts[1]) {
-		t.Errorf("the resumed fork sent the wrong turns: %s", sent)
-	}
-	// CKFS_KEEP_TRANSCRIPT=FILE keeps the rollout the real CLI wrote for
-	// turns one and two (the parser tests' fixture comes from here).
+	// CKFS_KEEP_TRANSCRIPT=FILE keeps the rollout the real CLI wrote (the
+	// parser tests' fixture comes from here).
 	if keep := os.Getenv("CKFS_KEEP_TRANSCRIPT"); keep != "" {
 		b, _ := os.ReadFile(rs[0])
 		os.WriteFile(keep, b, 0o644)
+	}
+
+	for mark := 2; mark <= 4; mark++ {
+		out := w.ckfs("rewind", "--mark", fmt.Sprint(mark), "--files", "--conversation", "--json")
+		if got := workTree(t, w.root); got != trees[mark] {
+			t.Errorf("files at mark %d:\n%s\nwant\n%s", mark, got, trees[mark])
+		}
+		var r rewindJSON
+		json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &r)
+		if r.Conversation == nil || !r.Conversation.Written {
+			t.Fatalf("no conversation fork at mark %d:\n%s", mark, out)
+		}
+		child := r.Conversation.Child
+		before := len(c.api.allRequests())
+		c.api.queue(responsesReply{text: "Resumed."})
+		res := c.agent("resume", child, fmt.Sprintf("resumed at mark %d", mark))
+		if !strings.Contains(res, child) {
+			t.Errorf("mark %d: the resumed fork does not report its own session id %s:\n%s", mark, child, res)
+		}
+		reqs := c.api.allRequests()
+		if len(reqs) <= before {
+			t.Fatalf("mark %d: the resumed fork sent nothing", mark)
+		}
+		sent, _ := json.Marshal(reqs[before]["input"])
+		for i, p := range prompts {
+			if kept := i+1 < mark; kept != strings.Contains(string(sent), p) {
+				t.Errorf("mark %d: the resumed fork %s turn %d", mark, map[bool]string{true: "lost", false: "still sent"}[kept], i+1)
+			}
+		}
+		w.ckfs("rewind", "--files", "--undo")
+		if got := workTree(t, w.root); got != final {
+			t.Fatalf("mark %d: undo did not bring the files back:\n%s", mark, got)
+		}
 	}
 }

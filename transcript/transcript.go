@@ -273,3 +273,26 @@ func (t *Transcript) PrefixHash(n int) string {
 	}
 	return fmt.Sprintf("sha256:%x", h.Sum(nil))
 }
+
+// Answered returns which of the tool calls ids have a result in the
+// transcript at path (the agent finished them, whether or not it told
+// its hooks so).
+func Answered(path, agent string, ids []string) (map[string]bool, error) {
+	t, err := Load(path, agent)
+	if err != nil {
+		return nil, err
+	}
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	got := map[string]bool{}
+	for _, e := range t.entries {
+		for _, r := range e.results {
+			if want[r] {
+				got[r] = true
+			}
+		}
+	}
+	return got, nil
+}

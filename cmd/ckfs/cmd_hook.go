@@ -99,8 +99,18 @@ func handleHook(store, agent string, in *hookInput, now time.Time) error {
 		// never get its Post event (rejected, blocked, aborted, left
 		// running). Close them first, so no window stays open and the
 		// next mark is taken after them.
-		if err := closeUnfinished(store, in.SessionID, mounted, now); err != nil {
+		if err := closeOpenCalls(store, agent, in, mounted, now, true); err != nil {
 			return err
+		}
+	case "PreToolUse":
+		// Codex sends no PostToolUse for a patch it intercepts from a
+		// shell call and applies itself; its result is in the rollout by
+		// the next call. Close such calls before the next one opens, so
+		// their windows do not run alongside it.
+		if agent == transcript.Codex {
+			if err := closeOpenCalls(store, agent, in, mounted, now, false); err != nil {
+				return err
+			}
 		}
 	}
 	switch in.Event {
@@ -145,26 +155,40 @@ func handleHook(store, agent string, in *hookInput, now time.Time) error {
 	return nil // events ckfs does not use
 }
 
-// closeUnfinished closes every call of session id that has no result: its
-// window (as unfinished) and, in the session log, a tool_result marked
-// unfinished, so both timelines treat it as the agent does (a call that is
-// over).
-func closeUnfinished(store, id string, mounted bool, now time.Time) error {
-	if id == "" {
+// closeOpenCalls closes the calls of the session that have no result in
+// its log: those the agent's transcript holds a result for as finished,
+// and, at a turn's end (turnEnd), every other one as unfinished (its
+// window, and in the session log a tool_result marked unfinished), so both
+// timelines treat it as the agent does (a call that is over).
+func closeOpenCalls(store, agent string, in *hookInput, mounted bool, now time.Time, turnEnd bool) error {
+	if in.SessionID == "" {
 		return nil
 	}
-	calls, err := session.OpenCalls(store, id)
+	calls, err := session.OpenCalls(store, in.SessionID)
 	if err != nil || len(calls) == 0 {
 		return err
 	}
+	var answered map[string]bool
+	if in.TranscriptPath != "" {
+		// Unreadable: every call counts as unanswered.
+		answered, _ = transcript.Answered(in.TranscriptPath, agent, calls)
+	}
 	var errs []error
 	for _, c := range calls {
+		finished := answered[c]
+		if !finished && !turnEnd {
+			continue
+		}
+		reason := ""
+		if !finished {
+			reason = index.ReasonUnfinished
+		}
 		if mounted {
-			if _, err := call(store, request{Op: "close", ID: c, Reason: index.ReasonUnfinished}); err != nil && !strings.Contains(err.Error(), capture.ErrNoWindow.Error()) {
+			if _, err := call(store, request{Op: "close", ID: c, Reason: reason}); err != nil && !strings.Contains(err.Error(), capture.ErrNoWindow.Error()) {
 				errs = append(errs, err)
 			}
 		}
-		if err := session.Append(store, id, now, &session.Event{Kind: session.KindToolResult, Call: c, Failed: true, Unfinished: true}); err != nil {
+		if err := session.Append(store, in.SessionID, now, &session.Event{Kind: session.KindToolResult, Call: c, Failed: !finished, Unfinished: !finished}); err != nil {
 			errs = append(errs, err)
 		}
 	}
