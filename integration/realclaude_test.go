@@ -231,3 +231,41 @@ func TestRealClaudeWithInstalledHooks(t *testing.T) {
 		t.Errorf("the hand-started claude was not captured:\n%s", log)
 	}
 }
+
+// A call left running: Claude Code's Bash with run_in_background reports
+// back at once and its command goes on writing. The call's window closes
+// when it reports back; the later write is recorded outside every window,
+// so a files rewind over it is refused (exit 3) until --force, and undoing
+// that rewind brings the late write back.
+func TestRealClaudeBackgroundCall(t *testing.T) {
+	w := mountWorkspace(t, `printf 'x = 1\n' > a.py`)
+	c := newClaudeRun(t, w)
+	c.api.queue(
+		standInReply{text: "In the background.", calls: []standInCall{{"toolu_07Bg", "Bash", map[string]any{
+			"command": "sed -i 's/1/2/' a.py; sleep 1; printf 'late\\n' > late.txt", "description": "bg", "run_in_background": true}}}},
+		standInReply{text: "Started."},
+	)
+	c.agent("-p", "Run it in the background", "--allowedTools", "Bash")
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(workTree(t, w.root), "late.txt") && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if st := w.status(); st.Daemon == nil || len(st.Daemon.OpenWindows) != 0 {
+		t.Fatalf("windows left open: %+v", st.Daemon)
+	}
+	log := w.ckfs("log")
+	if !regexp.MustCompile(`outside any window[^\n]*\n\s+A late.txt`).MatchString(log) || !strings.Contains(log, "window toolu_07Bg") {
+		t.Fatalf("log:\n%s", log)
+	}
+	if out, code := w.exitCode(nil, "rewind", "--files", "--mark", "1"); code != 3 || !strings.Contains(out, "late.txt") {
+		t.Fatalf("a rewind over the background write: exit %d\n%s", code, out)
+	}
+	w.ckfs("rewind", "--files", "--mark", "1", "--force")
+	if got := w.read("a.py"); got != "x = 1\n" || strings.Contains(workTree(t, w.root), "late.txt") {
+		t.Fatalf("after the forced rewind:\n%s", workTree(t, w.root))
+	}
+	w.ckfs("rewind", "--files", "--undo")
+	if got := w.read("late.txt"); got != "late\n" {
+		t.Fatalf("undo did not bring the late write back: %q", got)
+	}
+}
