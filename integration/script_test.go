@@ -2,7 +2,9 @@ package integration
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ckfs-dev/ckfs/internal/testenv"
@@ -25,6 +27,8 @@ func TestScripts(t *testing.T) {
 			env.Setenv("CKFS_CONFIG", filepath.Join(env.WorkDir, "config.toml"))
 			env.Setenv("NO_COLOR", "1")
 			env.Setenv("HOME", env.WorkDir)
+			// A script that fails part way leaves its mount: take it down.
+			env.Defer(func() { unmountUnder(env.WorkDir, env.Vars) })
 			return nil
 		},
 		Condition: func(cond string) (bool, error) {
@@ -34,4 +38,17 @@ func TestScripts(t *testing.T) {
 			return false, nil
 		},
 	})
+}
+
+// unmountUnder unmounts, with ckfs unmount, every mount below dir.
+func unmountUnder(dir string, vars []string) {
+	b, _ := os.ReadFile("/proc/self/mountinfo")
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 4 && strings.HasPrefix(f[4], dir+"/") {
+			c := exec.Command(ckfsBin, "unmount", f[4])
+			c.Env = append(os.Environ(), vars...)
+			c.Run()
+		}
+	}
 }

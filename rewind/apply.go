@@ -93,7 +93,7 @@ func (a *Applier) Apply(plan *Plan, op string) error {
 	if err := a.Dir.SyncFS(); err != nil {
 		return &ApplyError{Op: op, Err: err}
 	}
-	if err := a.record(op, plan.Target, plan.Steps); err != nil {
+	if err := a.record(op, plan.Target, plan.Label, plan.Steps); err != nil {
 		return &ApplyError{Op: op, Err: err}
 	}
 	if err := RemoveJournal(a.JournalDir, op); err != nil {
@@ -214,14 +214,14 @@ func (a *Applier) do(o Op) error {
 // come first so that the rewind record's seq is a checkpoint holding
 // exactly what was on disk before it, changes ckfs never recorded (and
 // that --force overwrote) included: undo rewinds to it.
-func (a *Applier) record(op string, target uint64, steps []Step) error {
+func (a *Applier) record(op string, target uint64, label string, steps []Step) error {
 	tgt := target
 	var recs []*index.Record
 	for _, s := range steps {
 		cur := s.Current
 		recs = append(recs, &index.Record{Kind: index.KindBefore, Window: op, Path: s.Path, State: &cur})
 	}
-	recs = append(recs, &index.Record{Kind: index.KindRewind, Op: op, Target: &tgt})
+	recs = append(recs, &index.Record{Kind: index.KindRewind, Op: op, Target: &tgt, Label: label})
 	for _, s := range steps {
 		// What was written is the target, verified as it was copied: take
 		// only the new times from the disk.
@@ -291,7 +291,7 @@ func (a *Applier) Rollback(op string) error {
 		return err
 	}
 	if len(plan.Steps) > 0 {
-		if err := a.record(op+"-rollback", j.Target, plan.Steps); err != nil {
+		if err := a.record(op+"-rollback", j.Target, "rollback of "+op, plan.Steps); err != nil {
 			return err
 		}
 	}

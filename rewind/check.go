@@ -81,6 +81,9 @@ type CheckInput struct {
 	Pending     []string // op ids of pending journals
 	OpenWindows []string
 	Force       bool
+	// Merge is set for a revert, which keeps the user's own edits: they
+	// are merged around, not overwritten.
+	Merge bool
 	// Git, if set, returns which of paths have uncommitted changes in git.
 	Git func(paths []string) ([]string, error)
 }
@@ -122,7 +125,7 @@ func CheckPlan(records []index.Record, plan *Plan, in CheckInput) *Report {
 		switch {
 		case !same:
 			dirty = append(dirty, fmt.Sprintf("%s (on disk: %s; last recorded: %s)", index.Display(s.Path), describe(cur), describe(lastSt)))
-		case changer[s.Path] == index.KindOutside:
+		case changer[s.Path] == index.KindOutside && !in.Merge:
 			outside = append(outside, index.Display(s.Path))
 		case cur.Type != index.TypeDir && cur.MTime > lastSt.MTime:
 			newer = append(newer, index.Display(s.Path))

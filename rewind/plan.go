@@ -45,8 +45,10 @@ type Unrestorable struct {
 // Plan is everything a rewind to Target would change.
 type Plan struct {
 	Target        uint64         `json:"target"`
+	Label         string         `json:"label,omitempty"` // a revert's windows, a path restriction
 	Steps         []Step         `json:"steps"`
 	CannotRestore []Unrestorable `json:"cannot_restore,omitempty"`
+	Conflicts     []Conflict     `json:"conflicts,omitempty"` // a revert's
 
 	targetsVerified bool // every target object was verified by Run's checks
 }

@@ -11,12 +11,20 @@ import (
 	"github.com/ckfs-dev/ckfs/index"
 )
 
-// Request is one file rewind: to a checkpoint, previewed or applied.
+// Request is one file rewind: to a checkpoint, or a revert of windows,
+// previewed or applied, of every recorded path or of some.
 type Request struct {
 	Target uint64 `json:"target"`
 	Force  bool   `json:"force,omitempty"`
 	Apply  bool   `json:"apply,omitempty"` // false: preview, write nothing
 	Op     string `json:"op,omitempty"`    // operation id; generated if empty
+	// Paths restricts the rewind to paths at or under these globs.
+	Paths []string `json:"paths,omitempty"`
+	// Revert, instead of a checkpoint, takes the changes of these windows
+	// out and keeps everything done since (Target is ignored). Markers
+	// writes conflicting places with conflict markers instead of refusing.
+	Revert  []string `json:"revert,omitempty"`
+	Markers bool     `json:"markers,omitempty"`
 }
 
 // Outcome is what a rewind did, or would do.
@@ -48,20 +56,23 @@ func Run(env Env, req Request) (*Outcome, error) {
 	if n := len(env.Records); n > 0 {
 		last = env.Records[n-1].Seq
 	}
-	if req.Target > last {
-		return nil, fmt.Errorf("checkpoint %d is beyond the end of the timeline (last seq %d)", req.Target, last)
-	}
-	if err := checkWatermark(env.Records, req.Target); err != nil {
-		return nil, err
-	}
-	plan, err := MakePlan(env.Records, req.Target, env.Applier.Dir)
+	plan, err := makePlan(env, req, last)
 	if err != nil {
 		return nil, err
 	}
+	if len(req.Paths) > 0 {
+		if err := plan.matchPaths(req.Paths); err != nil {
+			return nil, err
+		}
+		plan.Label = strings.TrimSpace(plan.Label + " paths " + strings.Join(req.Paths, " "))
+	}
 	in := env.Check
-	in.Force = req.Force
+	in.Force, in.Merge = req.Force, len(req.Revert) > 0
 	report := CheckPlan(env.Records, plan, in)
 	report.Checks = append(report.Checks, blockedDirs(plan, env.Applier.Dir), ownerCheck(plan), linkCheck(plan, env.Applier.Dir))
+	if in.Merge {
+		report.Checks = append(report.Checks, conflictCheck(plan.Conflicts, req.Markers))
+	}
 	objs := objectCheck(env.Applier.Store, plan.Steps)
 	report.Checks = append(report.Checks, objs)
 	plan.targetsVerified = objs.OK
@@ -81,6 +92,25 @@ func Run(env Env, req Request) (*Outcome, error) {
 	}
 	out.Applied = true
 	return out, nil
+}
+
+// makePlan makes the plan of req: to its checkpoint, or a revert.
+func makePlan(env Env, req Request, last uint64) (*Plan, error) {
+	if len(req.Revert) > 0 {
+		p, conflicts, err := revertPlan(env.Records, req.Revert, env.Applier.Dir, env.Applier.Store, req.Markers)
+		if err != nil {
+			return nil, err
+		}
+		p.Target, p.Label, p.Conflicts = last, "revert "+strings.Join(req.Revert, " "), conflicts
+		return p, nil
+	}
+	if req.Target > last {
+		return nil, fmt.Errorf("checkpoint %d is beyond the end of the timeline (last seq %d)", req.Target, last)
+	}
+	if err := checkWatermark(env.Records, req.Target); err != nil {
+		return nil, err
+	}
+	return MakePlan(env.Records, req.Target, env.Applier.Dir)
 }
 
 // BelowWatermarkError means the target is older than what the retention

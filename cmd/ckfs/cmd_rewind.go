@@ -29,14 +29,15 @@ type rewindOptions struct {
 	SumFrom      bool
 	SumUpTo      bool
 	Summarizer   string
-	Diff         bool // print each file's diff, not only its +/- counts
-	Limit        int  // files listed at most (0: all)
+	Diff         bool     // print each file's diff, not only its +/- counts
+	Limit        int      // files listed at most (0: all)
+	Paths        []string // only these paths (globs), from after --
 }
 
 func newRewindCmd() *cobra.Command {
 	var o rewindOptions
 	cmd := &cobra.Command{
-		Use:   "rewind (--to CHECKPOINT | --last N | --undo | --mark M) [--files] [--conversation]",
+		Use:   "rewind (--to CHECKPOINT | --last N | --undo | --mark M) [--files] [--conversation] [-- PATH...]",
 		Short: "Put the workspace back to a checkpoint (preview unless --files)",
 		Long: `Rewind the files to a checkpoint: a seq from ckfs log, or a window id
 (meaning just before that window). --last N is the state before the N-th
@@ -54,16 +55,29 @@ mark; the summarizer command ([conversation] summarizer, or --summarizer)
 reads the dropped part on stdin and is never run by a preview.
 A rewind refuses (exit code 3) when it would overwrite a change ckfs never
 recorded, or the user's own edit, unless --force; what it overwrites is
-captured first, so ckfs rewind --undo can bring it back.`,
+captured first, so ckfs rewind --undo can bring it back.
+
+Paths after -- restrict the file side to those paths and everything under
+them (globs as in path.Match, matched against each path and its parent
+directories, relative to the workspace root): the other files stay as
+they are, with the same checks. To take one tool call's changes out while
+keeping what came after it, see ckfs revert.`,
 		Example: `  ckfs rewind --to 14                 # preview
   ckfs rewind --files --to toolu_01ABC   # files as they were before that tool call
   ckfs rewind --files --last 1           # undo the last tool call's file changes
   ckfs rewind --files --undo             # undo the rewind itself
   ckfs rewind --mark 3                   # preview both sides of turn 3
   ckfs rewind --mark 3 --files --conversation   # both: files and a forked conversation
+  ckfs rewind --files --to 14 -- src/api 'docs/*.md'   # only these paths
   ckfs rewind --rollback r-1a2b3c4d      # after a failed rewind`,
-		Args: cobra.NoArgs,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 && cmd.ArgsLenAtDash() != 0 {
+				return withCode(ExitUsage, "unexpected argument %q: paths go after -- (ckfs rewind --files --to N -- PATH...)", args[0])
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Paths = args
 			return runRewind(cmd, o, cmd.OutOrStdout())
 		},
 	}
@@ -159,7 +173,7 @@ func runRewind(cmd *cobra.Command, o rewindOptions, out io.Writer) error {
 
 // rewindFiles runs (or previews) the file side and prints it.
 func (v *workspaceView) rewindFiles(o rewindOptions, target uint64, what string, out io.Writer) (*rewind.Outcome, error) {
-	req := rewind.Request{Target: target, Force: o.Force, Apply: o.Files && !o.DryRun}
+	req := rewind.Request{Target: target, Force: o.Force, Apply: o.Files && !o.DryRun, Paths: o.Paths}
 	outcome, err := v.rewind(req)
 	if outcome != nil {
 		if o.JSON {
@@ -167,7 +181,10 @@ func (v *workspaceView) rewindFiles(o rewindOptions, target uint64, what string,
 			enc.SetIndent("", "  ")
 			enc.Encode(outcome)
 		} else {
-			v.printOutcome(out, what, outcome, o.Diff, o.Limit)
+			if len(o.Paths) > 0 {
+				what += " (only " + strings.Join(o.Paths, " ") + ")"
+			}
+			v.printOutcome(out, outcomeText{verb: "rewind the files to", done: "rewound the files to", what: what, apply: "Add --files to rewind the files"}, outcome, o.Diff, o.Limit)
 		}
 	}
 	if err != nil {
@@ -252,9 +269,6 @@ func (v *workspaceView) local(fn func(rewind.Env) error) error {
 	}
 	return fn(env)
 }
-
-// printOutcome prints a plan for people: each change with its diff, then
-// the checks.
 
 func actionNames(as []rewind.Action) []string {
 	out := make([]string, len(as))

@@ -98,7 +98,7 @@ mounted, locked or busy; ckfs run exits with its command's code.`,
 		return withCode(ExitUsage, "%v (see ckfs %s --help)", err, c.Name())
 	})
 	root.PersistentFlags().String("store", "", "store directory (default: derived from the repository under $CKFS_HOME or $XDG_STATE_HOME/ckfs)")
-	root.AddCommand(quiet(newMountCmd()), newDaemonCmd(), quiet(newUnmountCmd()), newStatusCmd(), newWindowCmd(), newRunCmd(), newFlushCmd(), newRewindCmd(), newLogCmd(), newDiffCmd(), newShowCmd(), newDemoCmd(), newVerifyCmd(), quiet(newGCCmd()), newDUCmd(), newConfigCmd(), newHookCmd(), newHooksCmd(), newAgentCmd(), quiet(newMarkCmd()), newGenDocsCmd(), newDoctorCmd())
+	root.AddCommand(quiet(newMountCmd()), newDaemonCmd(), quiet(newUnmountCmd()), newStatusCmd(), newWindowCmd(), newRunCmd(), newFlushCmd(), newRewindCmd(), newRevertCmd(), newLogCmd(), newDiffCmd(), newShowCmd(), newDemoCmd(), newVerifyCmd(), quiet(newGCCmd()), newDUCmd(), newConfigCmd(), newHookCmd(), newHooksCmd(), newAgentCmd(), quiet(newMarkCmd()), newGenDocsCmd(), newDoctorCmd())
 	usageArgs(root)
 	return root
 }

@@ -10,19 +10,30 @@ import (
 	"github.com/ckfs-dev/ckfs/rewind"
 )
 
+// outcomeText is how a rewind or a revert names itself in printOutcome.
+type outcomeText struct {
+	verb  string // "rewind the files to", "revert"
+	done  string // "rewound the files to", "reverted"
+	what  string // the checkpoint, the windows
+	apply string // how to carry out a preview
+}
+
 // printOutcome prints a rewind or its preview, short answers first: what
 // it does in one line, one line per file with its +/- counts (at most
-// limit, 0 for all), the refusals and warnings, then the verdict. diff
-// adds each file's unified diff.
-func (v *workspaceView) printOutcome(out io.Writer, what string, o *rewind.Outcome, diff bool, limit int) {
-	verb := "would rewind"
+// limit, 0 for all), the conflicts of a revert, the refusals and warnings,
+// then the verdict. diff adds each file's unified diff, and every conflict.
+func (v *workspaceView) printOutcome(out io.Writer, t outcomeText, o *rewind.Outcome, diff bool, limit int) {
 	if o.Applied {
-		verb = "rewound"
-	}
-	fmt.Fprintf(out, "%s the files to %s", verb, what)
-	if len(o.Plan.Steps) == 0 {
-		fmt.Fprintln(out, "\n  nothing to change: the files already match")
+		fmt.Fprintf(out, "%s %s", t.done, t.what)
 	} else {
+		fmt.Fprintf(out, "would %s %s", t.verb, t.what)
+	}
+	switch {
+	case len(o.Plan.Steps) == 0 && len(o.Plan.Conflicts) > 0:
+		fmt.Fprintln(out, "\n  nothing can be changed cleanly:")
+	case len(o.Plan.Steps) == 0:
+		fmt.Fprintln(out, "\n  nothing to change: the files already match")
+	default:
 		fmt.Fprintf(out, ": %s\n", actionSummary(o.Plan))
 	}
 	for i, s := range o.Plan.Steps {
@@ -39,6 +50,7 @@ func (v *workspaceView) printOutcome(out io.Writer, what string, o *rewind.Outco
 	for _, u := range o.Plan.CannotRestore {
 		fmt.Fprintf(out, "  cannot restore %s: %s\n", index.Display(u.Path), u.Reason)
 	}
+	printConflicts(out, o.Plan.Conflicts, diff)
 	printChecks(out, o.Report)
 	switch {
 	case o.Applied:
@@ -52,7 +64,26 @@ func (v *workspaceView) printOutcome(out io.Writer, what string, o *rewind.Outco
 		if !diff && len(o.Plan.Steps) > 0 {
 			more = " (-p shows the diffs)"
 		}
-		fmt.Fprintf(out, "preview only: nothing was changed. Add --files to rewind the files%s.\n", more)
+		fmt.Fprintf(out, "preview only: nothing was changed. %s%s.\n", t.apply, more)
+	}
+}
+
+// printConflicts prints a revert's conflicts with their hunks: the first
+// three of each file unless all is set.
+func printConflicts(out io.Writer, cs []rewind.Conflict, all bool) {
+	for _, c := range cs {
+		state := "conflict"
+		if c.Marked {
+			state = "marked"
+		}
+		fmt.Fprintf(out, "  %-9s %s  (window %s) %s\n", state, index.Display(c.Path), c.Window, c.Reason)
+		for i, h := range c.Hunks {
+			if i == 3 && !all {
+				fmt.Fprintf(out, "    … and %d more (-p shows them all)\n", len(c.Hunks)-3)
+				break
+			}
+			fmt.Fprint(out, indent(h.String(), "    "))
+		}
 	}
 }
 

@@ -1,0 +1,242 @@
+package rewind
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/ckfs-dev/ckfs/cas"
+	"github.com/ckfs-dev/ckfs/index"
+)
+
+// Conflict is a path a revert cannot take a window's change out of
+// without losing a later change.
+type Conflict struct {
+	Path   string `json:"path"`
+	Window string `json:"window"`
+	Reason string `json:"reason"`
+	Hunks  []Hunk `json:"hunks,omitempty"` // for a text merge
+	Marked bool   `json:"marked,omitempty"` // written with conflict markers
+}
+
+// revertPlan plans taking the changes of the windows ids out of the
+// workspace while keeping everything done since, newest window first. Per
+// path: the window's first image there is what it found (before), its last
+// what it left (window), the disk (or the previous window's result) is now.
+// Now equal to window: back to before. Now equal to before: nothing. Text
+// files on all three sides: a three-way merge (revertMerge); merged
+// content is stored so the plan can write it. Anything else that changed
+// since is a conflict.
+func revertPlan(records []index.Record, ids []string, disk *Dir, store cas.Store, markers bool) (*Plan, []Conflict, error) {
+	wins := map[string]index.Window{}
+	for _, w := range index.Windows(records) {
+		wins[w.ID] = w
+	}
+	var chosen []index.Window
+	for _, id := range ids {
+		w, ok := wins[id]
+		switch {
+		case !ok:
+			return nil, nil, fmt.Errorf("no window %q in the timeline (ckfs log lists them)", id)
+		case w.Close == nil:
+			return nil, nil, fmt.Errorf("window %q is still open: close it first (ckfs window close %s)", id, id)
+		}
+		if !slices.ContainsFunc(chosen, func(c index.Window) bool { return c.ID == id }) {
+			chosen = append(chosen, w)
+		}
+	}
+	slices.SortFunc(chosen, func(a, b index.Window) int { return int(b.Open.Seq) - int(a.Open.Seq) })
+
+	p := &Plan{}
+	disk0 := map[string]index.State{} // the disk, read once per path
+	now := map[string]index.State{}   // the result so far
+	content := map[string][]byte{}    // its content, for files merged or read
+	var conflicts []Conflict
+	for _, w := range chosen {
+		first, last := map[string]index.State{}, map[string]index.State{}
+		skipped := map[string]bool{}
+		var paths []string
+		for i := range records {
+			r := &records[i]
+			if r.Window != w.ID || !r.IsImage() {
+				continue
+			}
+			if _, ok := first[r.Path]; !ok {
+				first[r.Path] = *r.State
+				paths = append(paths, r.Path)
+			}
+			last[r.Path] = *r.State
+			if r.Kind == index.KindSkip {
+				skipped[r.Path] = true
+			}
+		}
+		slices.Sort(paths)
+		for _, path := range paths {
+			if skipped[path] {
+				p.CannotRestore = append(p.CannotRestore, Unrestorable{Path: path, Reason: "window " + w.ID + " changed it without its content being stored"})
+				continue
+			}
+			cur, ok := now[path]
+			if !ok {
+				st, err := disk.State(path)
+				if err != nil {
+					return nil, nil, fmt.Errorf("read %s: %w", index.Display(path), err)
+				}
+				disk0[path], now[path], cur = st, st, st
+			}
+			before, after := first[path], last[path]
+			switch {
+			case cur.SameContent(before) || before.SameContent(after):
+				continue // already as before the window, or it changed nothing
+			case cur.SameContent(after):
+				now[path] = before
+				delete(content, path)
+				continue
+			}
+			if cur.Type != index.TypeFile || before.Type != index.TypeFile || after.Type != index.TypeFile {
+				reason := fmt.Sprintf("the window left it %s, and it is %s now", describe(after), describe(cur))
+				switch {
+				case before.Type == index.TypeAbsent:
+					reason = "the window created it, and it changed since: taking the creation out would delete that change"
+				case after.Type == index.TypeAbsent:
+					reason = "the window deleted it, and it was made again since"
+				}
+				conflicts = append(conflicts, Conflict{Path: path, Window: w.ID, Reason: reason})
+				continue
+			}
+			merged, hunks, err := mergeFile(path, cur, before, after, content[path], disk, store, markers, "window "+w.ID)
+			if err != nil {
+				return nil, nil, err
+			}
+			if merged == nil { // binary
+				conflicts = append(conflicts, Conflict{Path: path, Window: w.ID, Reason: "binary content changed since the window: it cannot be merged"})
+				continue
+			}
+			if len(hunks) > 0 {
+				conflicts = append(conflicts, Conflict{Path: path, Window: w.ID, Reason: fmt.Sprintf("%d %s changed both by the window and since", len(hunks), plural(len(hunks), "place", "places")), Hunks: hunks, Marked: markers})
+				if !markers {
+					continue
+				}
+			}
+			h, _, err := store.Put(merged)
+			if err != nil {
+				return nil, nil, fmt.Errorf("store the merged %s: %w", index.Display(path), err)
+			}
+			next := cur
+			next.Hash, next.Size = index.Hash(h.String()), int64(len(merged))
+			if cur.Mode == after.Mode {
+				next.Mode = before.Mode // the window's chmod is taken out too
+			}
+			now[path], content[path] = next, merged
+		}
+	}
+	paths := make([]string, 0, len(now))
+	for path := range now {
+		paths = append(paths, path)
+	}
+	slices.Sort(paths)
+	for _, path := range paths {
+		if acts := actions(disk0[path], now[path]); len(acts) > 0 {
+			p.Steps = append(p.Steps, Step{Path: path, Actions: acts, Current: disk0[path], Target: now[path]})
+		}
+	}
+	return p, conflicts, nil
+}
+
+// mergeFile reads the three sides of a text file and merges them; nil
+// content means one side is binary. have is the current content when an
+// earlier window of the same revert produced it.
+func mergeFile(path string, cur, before, after index.State, have []byte, disk *Dir, store cas.Store, markers bool, label string) ([]byte, []Hunk, error) {
+	now := have
+	if now == nil {
+		var err error
+		if now, err = disk.Content(path); err != nil {
+			return nil, nil, fmt.Errorf("read %s: %w", index.Display(path), err)
+		}
+	}
+	get := func(s index.State) ([]byte, error) {
+		h, err := cas.ParseHash(string(s.Hash))
+		if err != nil {
+			return nil, err
+		}
+		b, err := store.Get(h)
+		if err != nil {
+			return nil, fmt.Errorf("read the recorded content of %s: %w", index.Display(path), err)
+		}
+		return b, nil
+	}
+	b, err := get(before)
+	if err != nil {
+		return nil, nil, err
+	}
+	w, err := get(after)
+	if err != nil {
+		return nil, nil, err
+	}
+	if binary(now) || binary(b) || binary(w) {
+		return nil, nil, nil
+	}
+	merged, hunks := revertMerge(now, b, w, markers, label)
+	return merged, hunks, nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// conflictCheck is the check a revert with conflicts fails (unless they
+// were written with markers, which it then lists as a warning).
+func conflictCheck(conflicts []Conflict, markers bool) Check {
+	var paths []string
+	for _, c := range conflicts {
+		paths = append(paths, fmt.Sprintf("%s (window %s: %s)", index.Display(c.Path), c.Window, c.Reason))
+	}
+	ok := len(conflicts) == 0 || (markers && !slices.ContainsFunc(conflicts, func(c Conflict) bool { return !c.Marked }))
+	detail := "every change of the windows comes out cleanly"
+	switch {
+	case len(conflicts) > 0 && ok:
+		detail = "conflicting places are written with markers (<<<<<<< now … >>>>>>> before): edit them, then check with ckfs diff"
+	case len(conflicts) > 0 && markers:
+		detail = "these cannot be marked (not text, or deleted or created and changed since): revert them by hand, or leave out their windows"
+	case len(conflicts) > 0:
+		detail = "these changed since where the windows changed them: rerun with --conflict=markers to write both sides into text files, leave them out (-- PATH...), or resolve them by hand"
+	}
+	return Check{Name: "conflicts", OK: ok, Warn: len(conflicts) > 0, Paths: paths, Detail: detail}
+}
+
+// matchPaths keeps the steps and unrestorable paths that lie at or under
+// one of the patterns (path.Match globs against the path or one of its
+// parent directories).
+func (p *Plan) matchPaths(patterns []string) error {
+	for _, pat := range patterns {
+		if _, err := path.Match(pat, "x"); err != nil {
+			return fmt.Errorf("bad path pattern %q: %w", pat, err)
+		}
+	}
+	keep := func(rel string) bool {
+		for _, pat := range patterns {
+			pat = strings.TrimSuffix(strings.TrimPrefix(pat, "./"), "/")
+			for q := rel; q != "."; q = parentOf(q) {
+				if ok, _ := path.Match(pat, q); ok {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	p.Steps = slices.DeleteFunc(p.Steps, func(s Step) bool { return !keep(s.Path) })
+	p.Conflicts = slices.DeleteFunc(p.Conflicts, func(c Conflict) bool { return !keep(c.Path) })
+	p.CannotRestore = slices.DeleteFunc(p.CannotRestore, func(u Unrestorable) bool { return !keep(u.Path) })
+	return nil
+}
+
+func parentOf(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[:i]
+	}
+	return "."
+}
