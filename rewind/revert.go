@@ -16,7 +16,7 @@ type Conflict struct {
 	Path   string `json:"path"`
 	Window string `json:"window"`
 	Reason string `json:"reason"`
-	Hunks  []Hunk `json:"hunks,omitempty"` // for a text merge
+	Hunks  []Hunk `json:"hunks,omitempty"`  // for a text merge
 	Marked bool   `json:"marked,omitempty"` // written with conflict markers
 }
 
