@@ -88,16 +88,8 @@ func diagnose(dir, storeFlagValue string) []diagnosis {
 		add("platform", "ok", "linux", "")
 	}
 	root := os.Geteuid() == 0
-	switch fd, err := unix.Open("/dev/fuse", unix.O_RDWR|unix.O_CLOEXEC, 0); {
-	case err == nil:
-		unix.Close(fd)
-		add("/dev/fuse", "ok", "present, readable and writable", "")
-	case os.IsNotExist(err):
-		add("/dev/fuse", "fail", "missing: the kernel's FUSE module is not loaded, or this container has no access to it",
-			"modprobe fuse (as root); in a container, run it with --device /dev/fuse --cap-add SYS_ADMIN")
-	default:
-		add("/dev/fuse", "fail", fmt.Sprintf("cannot be opened: %v", err), "add your user to the group that owns /dev/fuse, or run as root")
-	}
+	status, detail, fix := devFuseCheck()
+	add("/dev/fuse", status, detail, fix)
 	fm, fmErr := exec.LookPath("fusermount3")
 	switch {
 	case root:

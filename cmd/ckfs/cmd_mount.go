@@ -3,10 +3,13 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -36,6 +39,9 @@ serving, with the daemon running in the background.`,
 			root, err := absDir(args[0])
 			if err != nil {
 				return withCode(ExitUsage, "mount: %v", err)
+			}
+			if root == "/" {
+				return withCode(ExitUsage, "mount: refusing to mount /: ckfs mounts one repository (cd into it and run ckfs mount .)")
 			}
 			o.Root, o.Mountpoint = root, root
 			if len(args) == 2 {
@@ -87,6 +93,10 @@ func runMount(ctx context.Context, o mountOptions, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	// A store this mount creates and that never served is removed when
+	// the mount fails, so no later command resolves a path to it.
+	_, serr := os.Stat(o.Store)
+	fresh := errors.Is(serr, fs.ErrNotExist)
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return err
@@ -123,7 +133,7 @@ func runMount(ctx context.Context, o mountOptions, stdout, stderr io.Writer) err
 		}
 		return nil
 	}
-	// The daemon failed before serving: reap it and report why.
+	// The daemon failed before serving: reap it, forget it, and report why.
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
@@ -132,14 +142,22 @@ func runMount(ctx context.Context, o mountOptions, stdout, stderr io.Writer) err
 		cmd.Process.Kill()
 		<-done
 	}
+	logHint := fmt.Sprintf("; see %s/daemon.log", o.Store)
+	if st, err := readDaemonState(o.Store); err == nil && st.PID == cmd.Process.Pid {
+		os.Remove(filepath.Join(o.Store, "daemon.json"))
+	}
+	if fresh {
+		os.RemoveAll(o.Store)
+		logHint = ""
+	}
 	if msg, ok := strings.CutPrefix(line, "error: "); ok {
 		code := ExitError
 		if strings.Contains(msg, "already mounted") {
 			code = ExitBusy
 		}
-		return withCode(code, "mount %s: %s", o.Root, msg)
+		return withCode(code, "%s", explainMount(fmt.Sprintf("mount %s: %s", o.Root, msg), o.AllowOther))
 	}
-	return fmt.Errorf("mount %s: the daemon exited without serving (%v); see %s/daemon.log", o.Root, rerr, o.Store)
+	return fmt.Errorf("mount %s: the daemon exited without serving (%v)%s", o.Root, rerr, logHint)
 }
 
 func joinLines(s []string) string { return strings.Join(s, "; ") }

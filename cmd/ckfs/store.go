@@ -131,7 +131,7 @@ func readMeta(dir string) (*storeMeta, error) {
 }
 
 func within(p, dir string) bool {
-	return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))
+	return p == dir || dir == "/" || strings.HasPrefix(p, dir+string(filepath.Separator))
 }
 
 // findStore locates the store of the workspace that contains start: the
