@@ -19,6 +19,7 @@
 package fusefs
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -59,6 +60,10 @@ type Options struct {
 	Debug bool
 	// NoPassthrough turns kernel passthrough off (for benchmarks).
 	NoPassthrough bool
+	// Source is the mount's source as /proc/self/mountinfo shows it
+	// ("ckfs" when empty): the daemon names its store there, so any
+	// process can tell which store serves a mounted path.
+	Source string
 }
 
 // FS is a mounted (or mountable) ckfs passthrough.
@@ -99,7 +104,7 @@ func (f *FS) Mount(mountpoint string, o Options) (*fuse.Server, error) {
 		// Modes are reported exactly: a file created 0000 is 0000.
 		NullPermissions: true,
 		MountOptions: fuse.MountOptions{
-			FsName:     "ckfs",
+			FsName:     cmp.Or(o.Source, "ckfs"),
 			Name:       "ckfs",
 			AllowOther: o.AllowOther,
 			// The daemon may run as root: without the kernel's own

@@ -62,3 +62,28 @@ func TestUnmountFromInsideSaysCdOut(t *testing.T) {
 		t.Fatal("the workspace is no longer mounted")
 	}
 }
+
+// A shell with another CKFS_HOME than the mount's still finds the store
+// that serves the path (the daemon names it as the mount's source): status,
+// a window and unmount all work, with no circle between "not in a ckfs
+// workspace" and "run ckfs unmount".
+func TestAnotherCKFSHomeFindsTheMount(t *testing.T) {
+	w := mountWorkspace(t, `printf 'a\n' > a.txt`)
+	t.Cleanup(w.unmount)
+	other := []string{"CKFS_HOME=" + filepath.Join(t.TempDir(), "other-home")}
+	if out, code := w.exitCode(other, "status"); code != 0 || !strings.Contains(out, "mounted") || !strings.Contains(out, w.store) {
+		t.Fatalf("status with another CKFS_HOME: exit %d\n%s", code, out)
+	}
+	if out, code := w.exitCode(other, "run", "--", "sh", "-c", "printf 'b\\n' > a.txt"); code != 0 {
+		t.Fatalf("run with another CKFS_HOME: exit %d\n%s", code, out)
+	}
+	if log := w.ckfs("log"); !strings.Contains(log, "M a.txt") {
+		t.Errorf("the window was not recorded in the mount's store:\n%s", log)
+	}
+	if out, code := w.exitCodeIn("/", other, "unmount", w.root); code != 0 {
+		t.Fatalf("unmount with another CKFS_HOME: exit %d\n%s", code, out)
+	}
+	if w.mounted() {
+		t.Fatal("still mounted")
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -163,7 +164,14 @@ func runDaemon(ctx context.Context, o daemonOptions, ready io.Writer) (err error
 	if err != nil {
 		return err
 	}
-	srv, err := fsys.Mount(o.Mountpoint, fusefs.Options{InPlace: o.Mountpoint == o.Root, AllowOther: o.AllowOther, Debug: o.Debug})
+	// The mount names its store as its source, so that every process can
+	// tell which store serves a path (fusermount's option list cannot
+	// carry commas; such a store is found by its registered link only).
+	source := ""
+	if !strings.ContainsAny(o.Store, ", \t\n\\") {
+		source = sourcePrefix + o.Store
+	}
+	srv, err := fsys.Mount(o.Mountpoint, fusefs.Options{InPlace: o.Mountpoint == o.Root, AllowOther: o.AllowOther, Debug: o.Debug, Source: source})
 	if err != nil {
 		return err
 	}

@@ -44,24 +44,56 @@ func busyProcesses(mnt string) []string {
 	return out
 }
 
-// mountedAt reports whether a FUSE file system named ckfs is mounted at mnt.
+// mountedAt reports whether a FUSE file system of ckfs is mounted at mnt.
 func mountedAt(mnt string) bool {
-	b, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return false
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		f := strings.Fields(l)
-		if len(f) < 10 || unescapeMount(f[4]) != mnt {
-			continue
-		}
-		for i, x := range f {
-			if x == "-" && i+2 < len(f) && strings.HasPrefix(f[i+1], "fuse") && f[i+2] == "ckfs" {
-				return true
-			}
+	for _, m := range ckfsMounts() {
+		if m.point == mnt {
+			return true
 		}
 	}
 	return false
+}
+
+// ckfsMount is a ckfs mount in /proc/self/mountinfo: its mountpoint and
+// the store its daemon named as the mount's source ("" for a daemon that
+// did not).
+type ckfsMount struct{ point, store string }
+
+func ckfsMounts() []ckfsMount {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	var out []ckfsMount
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		for i, x := range f {
+			if x != "-" || i+2 >= len(f) || len(f) < 10 || !strings.HasPrefix(f[i+1], "fuse") {
+				continue
+			}
+			src := unescapeMount(f[i+2])
+			if store, ok := strings.CutPrefix(src, sourcePrefix); ok || src == "ckfs" {
+				out = append(out, ckfsMount{point: unescapeMount(f[4]), store: store})
+			}
+		}
+	}
+	return out
+}
+
+// sourcePrefix starts the mount source a daemon gives its mount: the
+// store follows.
+const sourcePrefix = "ckfs:"
+
+// servingStore returns the store named by the ckfs mount nearest at or
+// above path: the daemon's own record of which store serves it.
+func servingStore(path string) (string, bool) {
+	best := ckfsMount{}
+	for _, m := range ckfsMounts() {
+		if m.store != "" && within(path, m.point) && len(m.point) > len(best.point) {
+			best = m
+		}
+	}
+	return best.store, best.store != ""
 }
 
 // unescapeMount undoes mountinfo's octal escapes (\040 for a space, ...).

@@ -163,9 +163,16 @@ func findStoreFrom(s, start string) (string, *storeMeta, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	// The mount that serves the path wins: the nearest mountpoint at or
-	// above it whose daemon is alive, by the link that daemon registered.
-	// Only then a store by path (an unmounted workspace), nearest first.
+	// The mount that serves the path wins: the store its daemon named as
+	// the mount's source (whatever CKFS_HOME this shell has); else the
+	// nearest mountpoint at or above it whose daemon is alive, by the link
+	// that daemon registered. Only then a store by path (an unmounted
+	// workspace), nearest first.
+	if target, ok := servingStore(abs); ok {
+		if m, err := readMeta(target); err == nil {
+			return target, m, nil
+		}
+	}
 	for dir := abs; ; dir = filepath.Dir(dir) {
 		if target, err := filepath.EvalSymlinks(mountLink(base, dir)); err == nil {
 			if m, err := readMeta(target); err == nil && daemonAlive(target) {
