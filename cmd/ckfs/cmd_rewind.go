@@ -32,6 +32,7 @@ type rewindOptions struct {
 	Diff         bool     // print each file's diff, not only its +/- counts
 	Limit        int      // files listed at most (0: all)
 	Paths        []string // only these paths (globs), from after --
+	Interactive  bool     // choose in a picker
 }
 
 func newRewindCmd() *cobra.Command {
@@ -69,6 +70,7 @@ keeping what came after it, see ckfs revert.`,
   ckfs rewind --mark 3                   # preview both sides of turn 3
   ckfs rewind --mark 3 --files --conversation   # both: files and a forked conversation
   ckfs rewind --files --to 14 -- src/api 'docs/*.md'   # only these paths
+  ckfs rewind -i                         # choose in a menu
   ckfs rewind --rollback r-1a2b3c4d      # after a failed rewind`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 && cmd.ArgsLenAtDash() != 0 {
@@ -78,6 +80,9 @@ keeping what came after it, see ckfs revert.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Paths = args
+			if o.Interactive {
+				return runPicker(cmd, o, cmd.OutOrStdout())
+			}
 			return runRewind(cmd, o, cmd.OutOrStdout())
 		},
 	}
@@ -92,6 +97,7 @@ keeping what came after it, see ckfs revert.`,
 	f.BoolVar(&o.JSON, "json", false, "print the plan and checks as JSON")
 	f.BoolVarP(&o.Diff, "diff", "p", false, "show each file's diff, not only its +/- counts")
 	f.IntVar(&o.Limit, "limit", 50, "list at most N files (0: all)")
+	f.BoolVarP(&o.Interactive, "interactive", "i", false, "choose a turn or a tool call, and what to do there, in a menu")
 	f.StringVar(&o.Rollback, "rollback", "", "put back what the failed rewind OP changed")
 	f.StringVar(&o.Abandon, "abandon", "", "forget the failed rewind OP's journal, leaving the files as they are")
 	f.StringVar(&o.Mark, "mark", "", "rewind to mark M (a turn boundary; ckfs log lists marks)")

@@ -44,7 +44,9 @@ func run(ctx context.Context, args []string) int {
 	}
 	root := newRootCmd()
 	root.SetArgs(args)
+	pg := startPager(root, args)
 	err := root.ExecuteContext(ctx)
+	pg.wait()
 	if err == nil {
 		return ExitOK
 	}
@@ -98,6 +100,7 @@ mounted, locked or busy; ckfs run exits with its command's code.`,
 		return withCode(ExitUsage, "%v (see ckfs %s --help)", err, c.Name())
 	})
 	root.PersistentFlags().String("store", "", "store directory (default: derived from the repository under $CKFS_HOME or $XDG_STATE_HOME/ckfs)")
+	root.PersistentFlags().Bool("no-pager", false, "do not page the output on a terminal (CKFS_PAGER or PAGER, default less -FRX)")
 	root.AddCommand(quiet(newMountCmd()), newDaemonCmd(), quiet(newUnmountCmd()), newStatusCmd(), newWindowCmd(), newRunCmd(), newFlushCmd(), newRewindCmd(), newRevertCmd(), newLogCmd(), newDiffCmd(), newShowCmd(), newDemoCmd(), newVerifyCmd(), quiet(newGCCmd()), newDUCmd(), newConfigCmd(), newHookCmd(), newHooksCmd(), newAgentCmd(), quiet(newMarkCmd()), newGenDocsCmd(), newDoctorCmd())
 	usageArgs(root)
 	return root
