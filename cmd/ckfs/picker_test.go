@@ -12,7 +12,7 @@ func TestPickModel(t *testing.T) {
 		{Kind: "mark", Mark: 2, Label: "second", Session: "s", Time: at},
 		{Kind: "window", ID: "w3", Wrote: true, Time: at, Files: []logFile{{Path: "a.go", Status: "modified"}}},
 		{Kind: "window", ID: "empty", Time: at}, // wrote nothing: not listed
-		{Kind: "outside", Time: at},              // not a place to go to
+		{Kind: "outside", Time: at},             // not a place to go to
 		{Kind: "mark", Mark: 1, Label: "first", Time: at},
 	}
 	m := newPickModel(entries)
