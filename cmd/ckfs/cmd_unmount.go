@@ -69,6 +69,10 @@ func runUnmount(store, root string, out interface{ Write([]byte) (int, error) })
 // cleanDeadMount removes a mount whose daemon is gone ("transport endpoint
 // is not connected") and the daemon's leftover state.
 func cleanDeadMount(store, mnt string, out interface{ Write([]byte) (int, error) }) error {
+	if mnt == "/" {
+		// Detaching "/" would take the machine's root file system with it.
+		return withCode(ExitRefused, "refusing to unmount /: a ckfs mount over / can only go with a reboot (or the end of its mount namespace); ckfs mount no longer mounts /")
+	}
 	if mountedAt(mnt) {
 		if err := unix.Unmount(mnt, 0); err != nil {
 			if err := detach(mnt); err != nil {
