@@ -2,12 +2,16 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 )
@@ -41,6 +45,12 @@ var demoFiles = map[string]string{
 func runDemo(out io.Writer, keep bool) (err error) {
 	adoptOrphans()
 	defer reapChildren()
+	// Interrupted (Ctrl-C, a closed terminal, or output piped into head),
+	// the demo still unmounts and removes what it made: a signal stops the
+	// next step, and a closed output only loses the output.
+	signal.Ignore(syscall.SIGPIPE)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
 	exe, err := os.Executable()
 	if err != nil {
 		return err
@@ -61,6 +71,9 @@ func runDemo(out io.Writer, keep bool) (err error) {
 	}
 	env := append(os.Environ(), "CKFS_HOME="+home)
 	step := func(dir string, show bool, name string, args ...string) (string, error) {
+		if ctx.Err() != nil && !(len(args) > 0 && args[0] == "unmount") {
+			return "", errors.New("interrupted")
+		}
 		fmt.Fprintf(out, "\n$ %s %s\n", filepath.Base(name), strings.Join(quoteArgs(args), " "))
 		c := exec.Command(name, args...)
 		c.Dir, c.Env = dir, env
