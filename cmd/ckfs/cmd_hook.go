@@ -168,8 +168,12 @@ func closeOpenCalls(store, agent string, in *hookInput, mounted bool, now time.T
 	if err != nil || len(calls) == 0 {
 		return err
 	}
+	// Codex runs some calls without a Post event (a patch it applies
+	// itself): a result in its rollout means the call ran. Claude Code
+	// sends a Post event for every call that ran; a result without one is
+	// its answer to a call that never ran (rejected, blocked).
 	var answered map[string]bool
-	if in.TranscriptPath != "" {
+	if in.TranscriptPath != "" && agent == transcript.Codex {
 		// Unreadable: every call counts as unanswered.
 		answered, _ = transcript.Answered(in.TranscriptPath, agent, calls)
 	}
