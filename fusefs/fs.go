@@ -71,6 +71,10 @@ type FS struct {
 	hooks  Hooks
 	rootFd int
 	root   *node
+	// cache lets the kernel keep file pages and directory listings across
+	// opens (mounted in place: every change goes through the mount, or is
+	// a rewind, which invalidates what it wrote).
+	cache bool
 }
 
 // New returns the passthrough of the directory open at rootFd (O_PATH is
@@ -97,6 +101,7 @@ func (f *FS) Mount(mountpoint string, o Options) (*fuse.Server, error) {
 	if o.InPlace {
 		timeout = long
 	}
+	f.cache = o.InPlace
 	opts := &fs.Options{
 		EntryTimeout:    &timeout,
 		AttrTimeout:     &timeout,

@@ -3,7 +3,7 @@ package fusefs
 import "strings"
 
 // Invalidate drops what the kernel caches about rel (its directory entry,
-// attributes and pages), after the backing directory was changed behind
+// attributes and pages, and its directory's listing), after the backing directory was changed behind
 // the mount (a rewind). Paths the kernel never looked up have nothing
 // cached and are skipped. Must not be called from inside a FUSE operation.
 func (f *FS) Invalidate(rel string) {
@@ -13,6 +13,7 @@ func (f *FS) Invalidate(rel string) {
 		child := parent.GetChild(name)
 		if i == len(elems)-1 {
 			parent.NotifyEntry(name)
+			parent.NotifyContent(0, 0) // the directory's cached listing
 			if child != nil {
 				child.NotifyContent(0, 0)
 			}

@@ -18,7 +18,14 @@ func writable(flags uint32) bool {
 // passthrough its writes never reach the daemon.
 func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
 	if !writable(flags) {
-		return n.LoopbackNode.Open(ctx, flags)
+		fh, fl, errno := n.LoopbackNode.Open(ctx, flags)
+		if errno == 0 && n.fsys.cache {
+			// Nothing to flush from a read-only handle; pages stay valid
+			// (go-fuse drops KEEP_CACHE for a passthrough handle, whose
+			// pages are the backing file's).
+			fl |= fuse.FOPEN_NOFLUSH | fuse.FOPEN_KEEP_CACHE
+		}
+		return fh, fl, errno
 	}
 	rel, ok := n.rel()
 	if !ok {
@@ -85,4 +92,15 @@ func fixMode(lf *fs.LoopbackFile, mode uint32, out *fuse.EntryOut) syscall.Errno
 	}
 	out.Attr = a.Attr
 	return 0
+}
+
+// OpendirHandle lets the kernel cache a directory's listing when mounted
+// in place: changes through the mount invalidate it, and a rewind
+// invalidates the directories it changes (Invalidate).
+func (n *node) OpendirHandle(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	fh, fl, errno := n.LoopbackNode.OpendirHandle(ctx, flags)
+	if errno == 0 && n.fsys.cache {
+		fl |= fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE
+	}
+	return fh, fl, errno
 }

@@ -221,3 +221,26 @@ func TestRewindDaemonKilledMidway(t *testing.T) {
 		t.Fatalf("after rollback\n%s\nwant\n%s", got, before)
 	}
 }
+
+// Mounted in place, the kernel caches directory listings and file pages
+// across opens; a rewind, which writes behind the mount, must drop them:
+// a listing taken before and after shows exactly what is on disk.
+func TestRewindShowsInListings(t *testing.T) {
+	w := mountWorkspace(t, `mkdir d && printf 'a\n' > d/a.txt`)
+	ls := func() string { return w.sh("ls d; cat d/*") }
+	if got := ls(); got != "a.txt\na\n" {
+		t.Fatalf("listing before: %q", got)
+	}
+	w.window("w1", "rm d/a.txt && printf 'b\\n' > d/b.txt")
+	if got := ls(); got != "b.txt\nb\n" {
+		t.Fatalf("listing in the window: %q", got)
+	}
+	w.ckfs("rewind", "--files", "--to", "w1")
+	if got := ls(); got != "a.txt\na\n" {
+		t.Fatalf("listing after the rewind: %q (a cached listing or page survived it)", got)
+	}
+	w.ckfs("rewind", "--files", "--undo")
+	if got := ls(); got != "b.txt\nb\n" {
+		t.Fatalf("listing after the undo: %q", got)
+	}
+}

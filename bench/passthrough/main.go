@@ -30,6 +30,9 @@ var (
 	bigMiB      = flag.Int("big", 1024, "MiB written and read by the sequential rows")
 	only        = flag.String("only", "", "comma-separated workloads to run (default all)")
 	memFiles    = flag.Int("memfiles", 100000, "files in the tree walked for the daemon RSS row (0 to skip)")
+	columns     = flag.String("columns", "", "comma-separated columns to run (default all; native always runs)")
+	maxRatio    = flag.Float64("max-ratio", 0, "fail if a ckfs column takes more than this many times the go-fuse loopback column on any row (0: never); CI's guard against a large regression")
+	baseBin     = flag.String("ckfs-base", "", "another ckfs binary, run as an extra column \"ckfs base, no window\" (a before/after comparison)")
 )
 
 // config is one column: where the workload runs and what wraps it.
@@ -63,6 +66,21 @@ func main() {
 		{name: "ckfs, no window", setup: ckfsDir, wrap: plain},
 		{name: "ckfs, in a window", setup: ckfsDir, wrap: inWindow},
 	}
+	if *baseBin != "" {
+		configs = append(configs, config{name: "ckfs base, no window", setup: func(work string) (string, func()) { return ckfsDirWith(*baseBin, work) }, wrap: plain})
+	}
+	if *columns != "" {
+		keep := configs[:1]
+		for _, c := range configs[1:] {
+			for _, want := range strings.Split(*columns, ",") {
+				if strings.Contains(c.name, want) {
+					keep = append(keep, c)
+					break
+				}
+			}
+		}
+		configs = keep
+	}
 	modSrc := filepath.Join(work, "module")
 	here, _ := filepath.Abs(".")
 	benchkit.Check(os.Mkdir(modSrc, 0o755))
@@ -70,6 +88,18 @@ func main() {
 	workloads := []workload{
 		{fmt.Sprintf("untar Go src (%d files)", files), nil, func(d string) { sh("tar xf " + tarball + " -C " + d) }},
 		{"grep -r over that tree", func(d string) { sh("tar xf " + tarball + " -C " + d) }, func(d string) { shOK("grep -r -c zzqqxx " + d + "/src >/dev/null") }},
+		{"grep -r again (warm)", func(d string) {
+			sh("tar xf " + tarball + " -C " + d)
+			shOK("grep -r -c zzqqxx " + d + "/src >/dev/null")
+		}, func(d string) { shOK("grep -r -c zzqqxx " + d + "/src >/dev/null") }},
+		{"find -name over that tree (warm)", func(d string) {
+			sh("tar xf " + tarball + " -C " + d)
+			sh("find " + d + "/src -name '*.go' | wc -l")
+		}, func(d string) { sh("find " + d + "/src -name '*_test.go' | wc -l") }},
+		{"git status in that tree (warm)", func(d string) {
+			sh("tar xf " + tarball + " -C " + d)
+			sh("cd " + d + " && git init -q && git add -A && git -c user.email=b@b -c user.name=b commit -qm x && git status --porcelain | wc -l")
+		}, func(d string) { sh("cd " + d + " && git status --porcelain | wc -l") }},
 		{"rm -rf of that tree", func(d string) { sh("tar xf " + tarball + " -C " + d) }, func(d string) { sh("rm -rf " + d + "/src") }},
 		{"go build ./... (warm cache)", func(d string) {
 			sh(fmt.Sprintf("cp -a %s/. %s/", modSrc, d))
@@ -138,6 +168,39 @@ func main() {
 		fmt.Println()
 		fmt.Println(memoryRow(work, *memFiles))
 	}
+	if *maxRatio > 0 {
+		guard(configs, workloads, res)
+	}
+}
+
+// guard fails the run when a ckfs column is more than -max-ratio times
+// the loopback column on a row: a ratio measured side by side, never an
+// absolute time.
+func guard(configs []config, workloads []workload, res [][]time.Duration) {
+	lb := -1
+	for ci, c := range configs {
+		if c.name == "go-fuse loopback" {
+			lb = ci
+		}
+	}
+	if lb < 0 {
+		benchkit.Fatalf("-max-ratio needs the go-fuse loopback column")
+	}
+	var bad []string
+	for wi, w := range workloads {
+		for ci, c := range configs {
+			if !strings.HasPrefix(c.name, "ckfs") {
+				continue
+			}
+			if r := res[wi][ci].Seconds() / res[wi][lb].Seconds(); r > *maxRatio {
+				bad = append(bad, fmt.Sprintf("%s, %s: %.2f× loopback", w.name, c.name, r))
+			}
+		}
+	}
+	if len(bad) > 0 {
+		benchkit.Fatalf("slower than %.1f× plain go-fuse loopback:\n  %s", *maxRatio, strings.Join(bad, "\n  "))
+	}
+	fmt.Printf("\nevery ckfs cell is within %.1f× plain go-fuse loopback\n", *maxRatio)
 }
 
 var seq int
@@ -177,23 +240,28 @@ func ckfsEnv(work string) []string {
 	return append(os.Environ(), "CKFS_HOME="+filepath.Join(work, "ckfs-home"))
 }
 
-func ckfsDir(work string) (string, func()) {
+func ckfsDir(work string) (string, func()) { return ckfsDirWith(*ckfsBin, work) }
+
+// ckfsDirWith mounts a fresh directory in place with the ckfs binary bin.
+func ckfsDirWith(bin, work string) (string, func()) {
 	d := freshDir(work, "ckfs")
-	ckfs(work, "/", "mount", d)
+	ckfsWith(bin, work, "/", "mount", d)
 	benchkit.OnFail(func() {
-		c := exec.Command(*ckfsBin, "unmount", d)
+		c := exec.Command(bin, "unmount", d)
 		c.Env = ckfsEnv(work)
 		c.Run()
 		exec.Command("umount", "-l", d).Run()
 	})
 	return d, func() {
-		ckfs(work, "/", "unmount", d)
+		ckfsWith(bin, work, "/", "unmount", d)
 		os.RemoveAll(d)
 	}
 }
 
-func ckfs(work, dir string, args ...string) string {
-	c := exec.Command(*ckfsBin, args...)
+func ckfs(work, dir string, args ...string) string { return ckfsWith(*ckfsBin, work, dir, args...) }
+
+func ckfsWith(bin, work, dir string, args ...string) string {
+	c := exec.Command(bin, args...)
 	c.Dir = dir
 	c.Env = ckfsEnv(work)
 	out, err := c.CombinedOutput()

@@ -10,19 +10,41 @@ import (
 	"log"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 )
 
 // cleanups undo what a benchmark mounted or started, newest first, when it
-// fails: log.Fatal alone would skip every deferred unmount.
-var cleanups []func()
+// fails or is interrupted: log.Fatal alone would skip every deferred
+// unmount.
+var (
+	mu       sync.Mutex
+	cleanups []func()
+)
 
 // OnFail registers f to run if the benchmark fails.
-func OnFail(f func()) { cleanups = append(cleanups, f) }
+func OnFail(f func()) {
+	mu.Lock()
+	defer mu.Unlock()
+	cleanups = append(cleanups, f)
+}
+
+// An interrupted benchmark (Ctrl-C, kill) fails: it unmounts and stops
+// what it started first.
+func init() {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		s := <-sigs
+		Fatalf("interrupted by %v", s)
+	}()
+}
 
 // Unmounted registers a mount point to detach if the benchmark fails (a
 // ckfs daemon stops when its mount goes away).
@@ -32,9 +54,11 @@ func Unmounted(mountpoint string) {
 
 // Fatalf runs the cleanups and exits with the message.
 func Fatalf(format string, a ...any) {
+	mu.Lock()
 	for i := len(cleanups) - 1; i >= 0; i-- {
 		cleanups[i]()
 	}
+	mu.Unlock()
 	log.Fatalf(format, a...)
 }
 
