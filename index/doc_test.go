@@ -46,3 +46,16 @@ func TestFormatDocRecordsParse(t *testing.T) {
 		t.Errorf("the documented path example decodes to %q, %v", p, err)
 	}
 }
+
+// Unknown fields are ignored, as docs/format.md says: an older reader
+// reads a record a newer ckfs wrote with an optional field it added.
+func TestUnknownFieldsAreIgnored(t *testing.T) {
+	line := []byte(`{"v":1,"seq":5,"time":"2026-12-01T09:00:00Z","kind":"close","window":"w","added_later":{"x":1}}`)
+	r, err := ParseRecord(line)
+	if err != nil || r.Kind != KindClose || r.Window != "w" {
+		t.Fatalf("a record with an unknown field: %+v, %v", r, err)
+	}
+	if _, err := ParseRecord([]byte(`{"v":1,"seq":5,"time":"2026-12-01T09:00:00Z","kind":"snapshot","window":"w"}`)); err == nil {
+		t.Error("an unknown kind was accepted")
+	}
+}
