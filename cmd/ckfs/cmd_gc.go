@@ -4,9 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/ckfs-dev/ckfs/cas"
@@ -124,17 +121,11 @@ func collect(store string, p gc.Policy, dry bool) (*gc.Result, error) {
 func collectOptions(store string, s *cas.Local, p gc.Policy, dry bool, hold func(func(func(...*index.Record) error) error) error) gc.Options {
 	o := gc.Options{Store: store, CAS: s, Policy: p, DryRun: dry, Now: time.Now(), Hold: hold}
 	// Tests collect objects written a moment ago, and kill the collection
-	// after its N-th deletion.
-	if g, err := time.ParseDuration(os.Getenv("CKFS_TEST_SWEEP_GRACE")); err == nil {
+	// part way (testhooks.go).
+	if g, ok := testSweepGrace(); ok {
 		o.Grace = g
 	}
-	if n, err := strconv.Atoi(os.Getenv("CKFS_TEST_GC_KILL_AT")); err == nil {
-		o.AfterDelete = func(i int) {
-			if i == n {
-				syscall.Kill(os.Getpid(), syscall.SIGKILL)
-			}
-		}
-	}
+	o.AfterDelete = testGCKill()
 	return o
 }
 

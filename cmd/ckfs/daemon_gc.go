@@ -2,7 +2,6 @@ package main
 
 import (
 	"io/fs"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -24,15 +23,6 @@ func (d *daemon) collect(p gc.Policy, dry bool) (*gc.Result, error) {
 		d.log.Info("collected", "policy", res.Policy, "watermark", res.Watermark, "deleted", res.Deleted, "freed", res.Freed)
 	}
 	return res, err
-}
-
-// sizeCheckEvery is how often a daemon with a size limit measures its
-// store; tests shorten it with CKFS_TEST_SIZE_CHECK_EVERY.
-func sizeCheckEvery() time.Duration {
-	if d, err := time.ParseDuration(os.Getenv("CKFS_TEST_SIZE_CHECK_EVERY")); err == nil {
-		return d
-	}
-	return time.Minute
 }
 
 // maybeCollect collects when automatic collection is on and the store has

@@ -6,9 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/ckfs-dev/ckfs/cas"
 	"github.com/ckfs-dev/ckfs/index"
@@ -89,30 +87,5 @@ func gitStatus(root string, rootFd int) func([]string) ([]string, error) {
 			}
 		}
 		return mod, nil
-	}
-}
-
-// testFaultHook reads CKFS_TEST_REWIND_KILL_AT and CKFS_TEST_REWIND_FAIL_AT
-// (an operation index; -1 is right after the journal is written). The
-// crash tests use them to kill a rewind, or fail it, at a chosen step; they
-// are never set in normal use.
-func testFaultHook() func(int, rewind.Op) error {
-	kill, kerr := strconv.Atoi(os.Getenv("CKFS_TEST_REWIND_KILL_AT"))
-	failSpec := os.Getenv("CKFS_TEST_REWIND_FAIL_AT")
-	failAt, ferr := strconv.Atoi(strings.Split(failSpec, ":")[0])
-	if kerr != nil && ferr != nil {
-		return nil
-	}
-	return func(i int, _ rewind.Op) error {
-		if kerr == nil && i == kill {
-			syscall.Kill(os.Getpid(), syscall.SIGKILL)
-		}
-		if ferr == nil && i == failAt {
-			if strings.HasSuffix(failSpec, ":EACCES") {
-				return syscall.EACCES
-			}
-			return syscall.ENOSPC
-		}
-		return nil
 	}
 }
