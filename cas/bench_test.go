@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -19,7 +20,11 @@ import (
 // sourceText returns n bytes of real Go source from the toolchain's own tree.
 func sourceText(b *testing.B, n int) []byte {
 	var buf bytes.Buffer
-	root := filepath.Join(runtime.GOROOT(), "src")
+	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		b.Skip("no go command: ", err)
+	}
+	root := filepath.Join(strings.TrimSpace(string(goroot)), "src")
 	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || buf.Len() >= n {
 			return fs.SkipAll

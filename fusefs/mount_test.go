@@ -138,6 +138,13 @@ func TestCaptureThroughMount(t *testing.T) {
 					w1 = append(w1, r)
 				}
 			}
+			paths := map[string]bool{}
+			for _, r := range w1 {
+				paths[r.Path] = true
+			}
+			if !paths["a.txt"] || !paths["d"] || !paths["d/new.txt"] {
+				t.Errorf("w1's images cover %v, want a.txt, d and d/new.txt", paths)
+			}
 			open := index.Windows(recs)[0].Open.Seq
 			closeSeq := index.Windows(recs)[0].Close.Seq
 			before, after := index.StateAt(recs, open), index.StateAt(recs, closeSeq)

@@ -15,11 +15,10 @@ import (
 
 // claudeRun is the real claude CLI against the stand-in, in a private HOME.
 type claudeRun struct {
-	w      *workspace
-	bin    string
-	api    *anthropicStandIn
-	home   string
-	extras []string
+	w    *workspace
+	bin  string
+	api  *anthropicStandIn
+	home string
 }
 
 func newClaudeRun(t *testing.T, w *workspace) *claudeRun {

@@ -169,12 +169,3 @@ func blockedDirs(p *Plan, d *Dir) Check {
 		Detail: pick(len(blocked) == 0, "every directory to remove holds only recorded files",
 			"these files were never recorded, and the directories that hold them would be removed: move them away first")}
 }
-
-// Describe renders a step for people: "restore a.go", "delete new.txt".
-func Describe(s Step) string {
-	var parts []string
-	for _, a := range s.Actions {
-		parts = append(parts, string(a))
-	}
-	return strings.Join(parts, "+") + " " + index.Display(s.Path)
-}

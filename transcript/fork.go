@@ -1,7 +1,6 @@
 package transcript
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -175,10 +174,4 @@ func (f *Fork) Write() error {
 		d.Close()
 	}
 	return nil
-}
-
-// Equal reports whether the file at path still holds exactly data.
-func Equal(path string, data []byte) bool {
-	b, err := os.ReadFile(path)
-	return err == nil && bytes.Equal(b, data)
 }

@@ -12,15 +12,15 @@ import (
 	"bufio"
 	"flag"
 	"fmt"
-	"github.com/ckfs-dev/ckfs/bench/internal/benchkit"
 	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
+
+	"github.com/ckfs-dev/ckfs/bench/internal/benchkit"
 )
 
 var (
@@ -57,7 +57,7 @@ func main() {
 	benchkit.Check(err)
 	defer os.RemoveAll(work)
 	tarball := filepath.Join(work, "src.tar")
-	sh("tar cf " + tarball + " -C " + runtime.GOROOT() + " src")
+	sh("tar cf " + tarball + " -C " + benchkit.GoRoot() + " src")
 	files := strings.Count(sh("tar tf "+tarball), "\n")
 
 	configs := []config{

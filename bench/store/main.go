@@ -18,16 +18,16 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/ckfs-dev/ckfs/bench/internal/benchkit"
 	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/ckfs-dev/ckfs/bench/internal/benchkit"
 
 	"github.com/ckfs-dev/ckfs/cas"
 	"github.com/ckfs-dev/ckfs/index"
@@ -142,7 +142,7 @@ func edit(b []byte, rng *rand.Rand, n int) []byte {
 
 // pickSources returns n Go source files of 8–12 KB from the Go distribution.
 func pickSources(n int) []string {
-	root := filepath.Join(runtime.GOROOT(), "src")
+	root := filepath.Join(benchkit.GoRoot(), "src")
 	var out []string
 	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") || strings.Contains(p, "testdata") {

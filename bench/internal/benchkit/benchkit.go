@@ -117,3 +117,13 @@ func TempDir(pattern string) (string, func()) {
 	OnFail(func() { os.RemoveAll(d) })
 	return d, func() { os.RemoveAll(d) }
 }
+
+// GoRoot is the Go distribution the go command on PATH uses (its sources
+// are the benchmarks' realistic input).
+func GoRoot() string {
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		Fatalf("go env GOROOT: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
