@@ -82,6 +82,18 @@ type Recorder struct {
 	last    map[string]index.State // last recorded state of each path
 	lastSeq map[string]uint64      // seq of that record
 	writers map[*writer]struct{}   // open writable handles
+
+	// The post-image worker (postimage.go) takes the post-images of
+	// released handles off the request path.
+	pending map[string]postJob // paths whose last writable handle was released
+	gen     map[string]uint64  // per path: bumped by every hook on it this period
+	period  uint64             // bumped by every flush of the period's post-images
+	work    *sync.Cond         // signals the worker (on mu)
+	idle    *sync.Cond         // signals that the worker has nothing to do (on mu)
+	busy    bool               // the worker is taking an image
+	done    chan struct{}      // closed when the worker has stopped
+
+	statsMu sync.Mutex // guards stats (the worker counts objects outside mu)
 	stats   Stats
 }
 
@@ -121,6 +133,7 @@ func New(o Options) (*Recorder, error) {
 		store: o.Store, tl: o.Timeline, src: o.Source, excl: ex,
 		maxSize: o.MaxFileSize, log: o.Logger, procs: o.Procs,
 		touched: map[string]owner{}, clean: map[string]bool{}, lastSeq: map[string]uint64{}, last: map[string]index.State{}, writers: map[*writer]struct{}{},
+		pending: map[string]postJob{}, gen: map[string]uint64{},
 	}
 	for p, rec := range index.LastImage(o.History) {
 		r.last[p], r.lastSeq[p] = *rec.State, rec.Seq
@@ -132,6 +145,7 @@ func New(o Options) (*Recorder, error) {
 			r.windows = append(r.windows, openWindow{id: w.ID, tool: w.Tool, label: w.Label})
 		}
 	}
+	r.startWorker()
 	return r, nil
 }
 
@@ -140,8 +154,8 @@ func (r *Recorder) Excluded(rel string) bool { return r.excl.Excluded(rel) }
 
 // Stats returns a copy of the counters.
 func (r *Recorder) Stats() Stats {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.statsMu.Lock()
+	defer r.statsMu.Unlock()
 	return r.stats
 }
 
@@ -151,6 +165,9 @@ func (r *Recorder) touch(pid uint32, rel string) error {
 	if r.closed {
 		return ErrExclusiveClose
 	}
+	// A post-image queued for rel is void: rel is changing again.
+	r.gen[rel]++
+	delete(r.pending, rel)
 	if _, ok := r.touched[rel]; ok {
 		delete(r.clean, rel) // touched again since its post-image
 		return nil
@@ -193,6 +210,11 @@ func (r *Recorder) touch(pid uint32, rel string) error {
 // record.
 func (r *Recorder) recordAfter(rel string) error {
 	st, reason, err := r.image(rel, false)
+	return r.finishAfter(rel, st, reason, err)
+}
+
+// finishAfter records the post-image image returned for rel.
+func (r *Recorder) finishAfter(rel string, st index.State, reason string, err error) error {
 	if err != nil && index.IsDiskFull(err) {
 		// The change has happened; record that it did, and that its
 		// content could not be kept.
@@ -203,7 +225,7 @@ func (r *Recorder) recordAfter(rel string) error {
 		}
 	}
 	if err != nil {
-		r.stats.CaptureError++
+		r.countError()
 		r.log.Error("post-image not recorded (the change itself went through; the next boundary tries again)", "path", rel, "err", err)
 		return fmt.Errorf("capture %s: %w", rel, err)
 	}
@@ -250,15 +272,17 @@ func (r *Recorder) append(rec *index.Record, durable bool) error {
 	if rec.IsImage() {
 		r.lastSeq[rec.Path] = rec.Seq
 	}
+	r.statsMu.Lock()
 	r.stats.Records++
 	if rec.Kind == index.KindSkip {
 		r.stats.Skipped++
 	}
+	r.statsMu.Unlock()
 	return nil
 }
 
 func (r *Recorder) fail(rel string, err error) error {
-	r.stats.CaptureError++
+	r.countError()
 	r.log.Error("capture failed; the operation is refused", "path", rel, "err", err)
 	return fmt.Errorf("capture %s: %w", rel, err)
 }

@@ -48,6 +48,7 @@ func newEnv(t *testing.T, wrap func(cas.Store) cas.Store, opts capture.Options) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { e.rec.Close() }) // stops the post-image worker
 	return e
 }
 
@@ -63,6 +64,7 @@ func (e *env) write(rel, content string) {
 		e.t.Fatal(err)
 	}
 	release()
+	e.rec.WaitPostImages() // the post-image is taken now, as at a release
 }
 
 func (e *env) records() []index.Record {
@@ -142,6 +144,7 @@ func TestOutsideAndBoundaries(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(e.root, "log.txt"), []byte("1\n2\n"), 0o644)
 	release()
+	e.rec.WaitPostImages()
 	want := []string{
 		"outside:notes.md:before", "outside:notes.md:after",
 		"open", "before:log.txt", "after:log.txt", "close",

@@ -37,6 +37,8 @@ var ErrStoreFull = errors.New("the store's disk is full")
 
 // storeFull counts a disk-full event.
 func (r *Recorder) storeFull() {
+	r.statsMu.Lock()
+	defer r.statsMu.Unlock()
 	r.stats.StoreFull++
 	if r.stats.StoreFullSince.IsZero() {
 		r.stats.StoreFullSince = time.Now().UTC()
@@ -63,9 +65,9 @@ func (r *Recorder) StoreFullNow() bool { return r.tl.ReserveUsed() }
 func (r *Recorder) RefillReserve() bool {
 	ok := r.tl.RefillReserve()
 	if ok {
-		r.mu.Lock()
+		r.statsMu.Lock()
 		r.stats.StoreFullSince = time.Time{}
-		r.mu.Unlock()
+		r.statsMu.Unlock()
 	}
 	return ok
 }
@@ -81,7 +83,9 @@ func (r *Recorder) roomForContent() error {
 	// Space may have been freed since: then make the reserve again and
 	// go on (a statfs while there is none).
 	if r.tl.RefillReserve() {
+		r.statsMu.Lock()
 		r.stats.StoreFullSince = time.Time{}
+		r.statsMu.Unlock()
 		return nil
 	}
 	return fmt.Errorf("the timeline's reserve is in use: %w", unix.ENOSPC)

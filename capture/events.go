@@ -67,8 +67,8 @@ func (r *Recorder) WriterOpened(pid uint32, rel string) (release func(), err err
 }
 
 // writerReleased forgets the handle; when the last one on its path goes,
-// the post-image is recorded if the state changed. A failure is logged:
-// the next boundary records the post-image again.
+// the post-image is queued for the worker, which records it if the state
+// changed. A failure is logged: the next boundary records it again.
 func (r *Recorder) writerReleased(w *writer) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -81,9 +81,7 @@ func (r *Recorder) writerReleased(w *writer) {
 			return
 		}
 	}
-	if r.recordAfter(w.path) == nil {
-		r.clean[w.path] = true
-	}
+	r.queueAfter(w.path)
 }
 
 // writerPaths returns the sorted paths with open writable handles, each

@@ -100,10 +100,7 @@ func (r *Recorder) image(rel string, durable bool) (st index.State, reason strin
 	if cr.n > r.maxSize {
 		return st, fmt.Sprintf("over the size limit (grew past %d bytes while captured)", r.maxSize), nil
 	}
-	if isNew {
-		r.stats.ObjectsNew++
-	}
-	r.stats.BytesStored += cr.n
+	r.counted(isNew, cr.n)
 	st.Hash, st.Size = index.Hash(hash.String()), cr.n
 	return st, "", nil
 }
@@ -154,11 +151,19 @@ func (r *Recorder) put(b []byte, durable bool) (index.Hash, error) {
 	if err != nil {
 		return "", err
 	}
+	r.counted(isNew, int64(len(b)))
+	return index.Hash(h.String()), nil
+}
+
+// counted adds a stored content to the statistics; image runs outside the
+// recorder's lock in the post-image worker, so these fields have their own.
+func (r *Recorder) counted(isNew bool, n int64) {
+	r.statsMu.Lock()
+	defer r.statsMu.Unlock()
 	if isNew {
 		r.stats.ObjectsNew++
 	}
-	r.stats.BytesStored += int64(len(b))
-	return index.Hash(h.String()), nil
+	r.stats.BytesStored += n
 }
 
 type countingReader struct {

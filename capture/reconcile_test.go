@@ -31,6 +31,7 @@ func (e *env) restart() *capture.Recorder {
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	e.t.Cleanup(func() { rec.Close() }) // stops its post-image worker
 	return rec
 }
 

@@ -50,7 +50,9 @@ func (r *Recorder) OpenAgentWindow(id, tool, label string, agent Agent) (uint64,
 		return 0, err
 	}
 	r.windows = append(r.windows, openWindow{id, tool, label, agent})
+	r.statsMu.Lock()
 	r.stats.Windows++
+	r.statsMu.Unlock()
 	return rec.Seq, r.startPeriod()
 }
 
@@ -114,8 +116,8 @@ func (r *Recorder) syncObjects() error {
 // Close flushes and stops the recorder; later calls fail.
 func (r *Recorder) Close() error {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.closed {
+		r.mu.Unlock()
 		return nil
 	}
 	err := r.flushPeriod()
@@ -125,12 +127,19 @@ func (r *Recorder) Close() error {
 		}
 	}
 	r.closed = true
+	r.mu.Unlock()
+	r.stopWorker()
 	return err
 }
 
 // flushPeriod appends an after image for every touched path whose state
 // differs from its last record.
 func (r *Recorder) flushPeriod() error {
+	// Every post-image the worker has queued or is taking is recorded
+	// here instead; its late result will be void.
+	r.period++
+	clear(r.pending)
+	clear(r.gen)
 	paths := make([]string, 0, len(r.touched))
 	for p := range r.touched {
 		paths = append(paths, p)
@@ -229,7 +238,9 @@ func (r *Recorder) Exclusive(fn func(appendFn func(recs ...*index.Record) error,
 			return err
 		}
 		for _, rec := range recs {
+			r.statsMu.Lock()
 			r.stats.Records++
+			r.statsMu.Unlock()
 			if rec.IsImage() {
 				r.last[rec.Path], r.lastSeq[rec.Path] = *rec.State, rec.Seq
 			}

@@ -47,6 +47,7 @@ func newWS(t *testing.T) *ws {
 	if w.rec, err = capture.New(capture.Options{Store: w.cas, Timeline: w.tl, Source: capture.NewDirSource(w.fd)}); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { w.rec.Close() }) // stops its post-image worker
 	return w
 }
 

@@ -1,0 +1,105 @@
+package capture
+
+import "sync"
+
+// The post-image worker. When the last writable handle on a path is
+// released, its post-image is queued rather than taken on the request path
+// (reading, hashing and storing the file would hold up the next request,
+// as creating many small files shows). One goroutine takes the queued
+// images, reading each file outside the recorder's lock, and records it
+// only if nothing touched the path meanwhile: every hook on a path bumps
+// its generation and drops its queued image, and every flush of the period
+// (a boundary, Flush, Close, a rewind) records every touched path itself
+// and voids whatever the worker is taking. So the worker can only ever do
+// early what the next boundary would do anyway.
+
+// postJob is a queued post-image: the path's generation and the period
+// when it was queued.
+type postJob struct{ gen, period uint64 }
+
+// queueAfter queues rel's post-image. r.mu is held.
+func (r *Recorder) queueAfter(rel string) {
+	if r.work == nil {
+		// A Recorder without a worker (built by hand in a test).
+		if r.recordAfter(rel) == nil {
+			r.clean[rel] = true
+		}
+		return
+	}
+	r.pending[rel] = postJob{gen: r.gen[rel], period: r.period}
+	r.work.Signal()
+}
+
+func (r *Recorder) startWorker() {
+	r.work = sync.NewCond(&r.mu)
+	r.idle = sync.NewCond(&r.mu)
+	r.done = make(chan struct{})
+	go r.postImages()
+}
+
+// stopWorker waits for the worker to stop; the recorder is closed.
+func (r *Recorder) stopWorker() {
+	if r.work == nil {
+		return
+	}
+	r.mu.Lock()
+	r.work.Broadcast()
+	r.mu.Unlock()
+	<-r.done
+}
+
+func (r *Recorder) postImages() {
+	defer close(r.done)
+	r.mu.Lock()
+	defer func() {
+		r.busy = false
+		r.idle.Broadcast()
+		r.mu.Unlock()
+	}()
+	for {
+		for len(r.pending) == 0 && !r.closed {
+			r.busy = false
+			r.idle.Broadcast()
+			r.work.Wait()
+		}
+		if r.closed {
+			return
+		}
+		var rel string
+		var job postJob
+		for rel, job = range r.pending {
+			break
+		}
+		delete(r.pending, rel)
+		r.busy = true
+		r.mu.Unlock()
+		st, reason, err := r.image(rel, false)
+		r.mu.Lock()
+		if r.closed || r.period != job.period || r.gen[rel] != job.gen {
+			continue // void: the path changed again, or the period was flushed
+		}
+		if _, ok := r.touched[rel]; !ok {
+			continue
+		}
+		if r.finishAfter(rel, st, reason, err) == nil {
+			r.clean[rel] = true
+		}
+	}
+}
+
+// countError counts a failed capture.
+func (r *Recorder) countError() {
+	r.statsMu.Lock()
+	r.stats.CaptureError++
+	r.statsMu.Unlock()
+}
+
+// WaitPostImages waits until every post-image queued so far is recorded
+// (or void because its path changed again).
+func (r *Recorder) WaitPostImages() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for r.idle != nil && !r.closed && (len(r.pending) > 0 || r.busy) {
+		r.idle.Wait()
+	}
+}

@@ -1,0 +1,118 @@
+package capture_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ckfs-dev/ckfs/cas"
+	"github.com/ckfs-dev/ckfs/capture"
+	"github.com/ckfs-dev/ckfs/index"
+)
+
+// gatedStore holds every deferred put (a post-image's) until let, so a
+// test can change a path while the worker is taking its post-image.
+type gatedStore struct {
+	*cas.Local
+	entered chan struct{}
+	let     chan struct{}
+}
+
+func (g *gatedStore) PutDeferred(b []byte) (cas.Hash, bool, error) {
+	g.entered <- struct{}{}
+	<-g.let
+	return g.Local.PutDeferred(b)
+}
+
+func gated(t *testing.T) (*env, *gatedStore) {
+	var g *gatedStore
+	e := newEnv(t, func(s cas.Store) cas.Store {
+		g = &gatedStore{Local: s.(*cas.Local), entered: make(chan struct{}), let: make(chan struct{})}
+		return g
+	}, capture.Options{})
+	return e, g
+}
+
+// afterOf returns the content of the last after record of path.
+func (e *env) afterOf(path string) string {
+	e.t.Helper()
+	got := ""
+	for _, r := range e.records() {
+		if r.Path == path && r.Kind == index.KindAfter {
+			h, _ := cas.ParseHash(string(r.Hash))
+			b, err := e.cas.Get(h)
+			if err != nil {
+				e.t.Fatal(err)
+			}
+			got = string(b)
+		}
+	}
+	return got
+}
+
+// A path changed again while the worker takes its post-image: the
+// worker's image is void, and the post-image recorded is the final one.
+func TestPostImageVoidWhenThePathChangesAgain(t *testing.T) {
+	e, g := gated(t)
+	e.rec.OpenWindow("w1", "", "")
+	release, _ := e.rec.WriterOpened(0, "a.txt")
+	os.WriteFile(filepath.Join(e.root, "a.txt"), []byte("first\n"), 0o644)
+	release()
+	<-g.entered // the worker read "first" and is storing it
+	release2, err := e.rec.WriterOpened(0, "a.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(e.root, "a.txt"), []byte("second\n"), 0o644)
+	g.let <- struct{}{}
+	go func() {
+		for range g.entered {
+			g.let <- struct{}{}
+		}
+	}()
+	release2()
+	e.rec.WaitPostImages()
+	e.rec.CloseWindow("w1")
+	for _, r := range e.records() {
+		if r.Path == "a.txt" && r.Kind == index.KindAfter {
+			h, _ := cas.ParseHash(string(r.Hash))
+			if b, _ := e.cas.Get(h); string(b) != "second\n" {
+				t.Errorf("an after record of a.txt holds %q: a void post-image was recorded", b)
+			}
+		}
+	}
+	if got := e.afterOf("a.txt"); got != "second\n" {
+		t.Errorf("last post-image %q, want second", got)
+	}
+}
+
+// A boundary while the worker takes a post-image records the path itself;
+// the worker's late result is void and nothing follows the close.
+func TestPostImageVoidAfterABoundary(t *testing.T) {
+	e, g := gated(t)
+	e.rec.OpenWindow("w1", "", "")
+	release, _ := e.rec.WriterOpened(0, "a.txt")
+	os.WriteFile(filepath.Join(e.root, "a.txt"), []byte("one\n"), 0o644)
+	release()
+	<-g.entered
+	closed := make(chan error, 1)
+	go func() {
+		_, err := e.rec.CloseWindow("w1") // takes the post-image itself
+		closed <- err
+	}()
+	g.let <- struct{}{} // the boundary's own put, or the worker's
+	go func() {
+		for range g.entered {
+			g.let <- struct{}{}
+		}
+	}()
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	e.rec.WaitPostImages()
+	got := kinds(e.records())
+	want := []string{"open", "before:a.txt", "after:a.txt", "close"}
+	if !equal(got, want) {
+		t.Errorf("records %v, want %v", got, want)
+	}
+}
