@@ -7,10 +7,10 @@
 // Periods. The timeline is cut into periods by boundaries (a window opens
 // or closes). In a period, the first mutating operation on a path records
 // its pre-image (a before record inside a window, an outside record with
-// image "before" when no window is open). The post-image is recorded when
-// the last writable handle on the path is released, and at the next
-// boundary for every path the period touched whose state differs from its
-// last record. Paths with writable handles still open at a boundary get a
+// image "before" when no window is open). The post-image is taken by a
+// background worker once the last writable handle on the path is released
+// (postimage.go), and at the next boundary for every path the period
+// touched whose state differs from its last record. Paths with writable handles still open at a boundary get a
 // fresh pre-image right after it, since their writes may reach the disk
 // without passing through the daemon (kernel passthrough, mmap).
 //
