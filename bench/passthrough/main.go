@@ -32,7 +32,7 @@ var (
 	memFiles    = flag.Int("memfiles", 100000, "files in the tree walked for the daemon RSS row (0 to skip)")
 	columns     = flag.String("columns", "", "comma-separated columns to run (default all; native always runs)")
 	maxRatio    = flag.Float64("max-ratio", 0, "fail if a ckfs column takes more than this many times the go-fuse loopback column on any row (0: never); CI's guard against a large regression")
-	baseBin     = flag.String("ckfs-base", "", "another ckfs binary, run as an extra column \"ckfs base, no window\" (a before/after comparison)")
+	baseBin     = flag.String("ckfs-base", "", "another ckfs binary, run as two more columns, \"ckfs base, no window\" and \"ckfs base, in a window\" (a before/after comparison)")
 )
 
 // config is one column: where the workload runs and what wraps it.
@@ -67,7 +67,9 @@ func main() {
 		{name: "ckfs, in a window", setup: ckfsDir, wrap: inWindow},
 	}
 	if *baseBin != "" {
-		configs = append(configs, config{name: "ckfs base, no window", setup: func(work string) (string, func()) { return ckfsDirWith(*baseBin, work) }, wrap: plain})
+		base := func(work string) (string, func()) { return ckfsDirWith(*baseBin, work) }
+		configs = append(configs, config{name: "ckfs base, no window", setup: base, wrap: plain},
+			config{name: "ckfs base, in a window", setup: base, wrap: inWindowWith(*baseBin)})
 	}
 	if *columns != "" {
 		keep := configs[:1]
@@ -273,11 +275,16 @@ func ckfsWith(bin, work, dir string, args ...string) string {
 
 func plain(_ string, run func()) { run() }
 
-func inWindow(dir string, run func()) {
-	work := filepath.Dir(dir)
-	ckfs(work, dir, "window", "open", "--id", "bench")
-	run()
-	ckfs(work, dir, "window", "close", "--id", "bench")
+func inWindow(dir string, run func()) { inWindowWith(*ckfsBin)(dir, run) }
+
+// inWindowWith runs in a window opened and closed by the ckfs binary bin.
+func inWindowWith(bin string) func(dir string, run func()) {
+	return func(dir string, run func()) {
+		work := filepath.Dir(dir)
+		ckfsWith(bin, work, dir, "window", "open", "--id", "bench")
+		run()
+		ckfsWith(bin, work, dir, "window", "close", "--id", "bench")
+	}
 }
 
 func smallFiles(dir string, n int) {
