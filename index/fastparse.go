@@ -73,7 +73,7 @@ func fastParseInto(line []byte, rp *Record, in interner) bool {
 	if !p.lit(`,"kind":`) {
 		return false
 	}
-	k, ok := p.str()
+	k, ok := p.sym()
 	if !ok {
 		return false
 	}
@@ -120,7 +120,7 @@ func fastParseInto(line []byte, rp *Record, in interner) bool {
 		if !p.lit(`,"type":`) {
 			return false
 		}
-		ty, ok := p.str()
+		ty, ok := p.sym()
 		if !ok {
 			return false
 		}
@@ -155,7 +155,7 @@ func fastParseInto(line []byte, rp *Record, in interner) bool {
 		}
 	}
 	if p.lit(`,"image":`) {
-		im, ok := p.str()
+		im, ok := p.sym()
 		if !ok {
 			return false
 		}
@@ -217,6 +217,51 @@ func (p *fastParser) str() (string, bool) {
 	}
 	p.b = p.b[end+2:]
 	return p.in.get(s), true
+}
+
+// symbol returns the constant for a value of the kind, type or image
+// fields (most of a record's strings), with no lookup in the interner.
+func symbol(b []byte) (string, bool) {
+	switch string(b) {
+	case "open":
+		return "open", true
+	case "close":
+		return "close", true
+	case "before":
+		return "before", true
+	case "after":
+		return "after", true
+	case "skip":
+		return "skip", true
+	case "outside":
+		return "outside", true
+	case "rewind":
+		return "rewind", true
+	case "watermark":
+		return "watermark", true
+	case "file":
+		return "file", true
+	case "dir":
+		return "dir", true
+	case "symlink":
+		return "symlink", true
+	case "absent":
+		return "absent", true
+	}
+	return "", false
+}
+
+// sym is str for a field whose values are few and known.
+func (p *fastParser) sym() (string, bool) {
+	if len(p.b) > 1 && p.b[0] == '"' {
+		if end := bytes.IndexByte(p.b[1:], '"'); end > 0 {
+			if s, ok := symbol(p.b[1 : 1+end]); ok {
+				p.b = p.b[end+2:]
+				return s, true
+			}
+		}
+	}
+	return p.str()
 }
 
 // digits reads an optional minus sign and digits as JSON writes integers.
