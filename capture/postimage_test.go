@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ckfs-dev/ckfs/cas"
 	"github.com/ckfs-dev/ckfs/capture"
+	"github.com/ckfs-dev/ckfs/cas"
 	"github.com/ckfs-dev/ckfs/index"
 )
 
