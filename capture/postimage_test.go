@@ -24,6 +24,15 @@ func (g *gatedStore) PutDeferred(b []byte) (cas.Hash, bool, error) {
 	return g.Local.PutDeferred(b)
 }
 
+// open lets every later put through.
+func (g *gatedStore) open() {
+	go func() {
+		for range g.entered {
+			g.let <- struct{}{}
+		}
+	}()
+}
+
 func gated(t *testing.T) (*env, *gatedStore) {
 	var g *gatedStore
 	e := newEnv(t, func(s cas.Store) cas.Store {
@@ -65,11 +74,7 @@ func TestPostImageVoidWhenThePathChangesAgain(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(e.root, "a.txt"), []byte("second\n"), 0o644)
 	g.let <- struct{}{}
-	go func() {
-		for range g.entered {
-			g.let <- struct{}{}
-		}
-	}()
+	g.open()
 	release2()
 	e.rec.WaitPostImages()
 	e.rec.CloseWindow("w1")
@@ -101,11 +106,7 @@ func TestPostImageVoidAfterABoundary(t *testing.T) {
 		closed <- err
 	}()
 	g.let <- struct{}{} // the boundary's own put, or the worker's
-	go func() {
-		for range g.entered {
-			g.let <- struct{}{}
-		}
-	}()
+	g.open()
 	if err := <-closed; err != nil {
 		t.Fatal(err)
 	}

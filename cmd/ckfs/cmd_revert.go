@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -84,19 +83,8 @@ func runRevert(cmd *cobra.Command, o revertOptions, out io.Writer) error {
 	}
 	req := rewind.Request{Revert: o.Windows, Paths: o.Paths, Markers: o.Conflict == "markers", Force: o.Force, Apply: !o.DryRun}
 	outcome, err := v.rewind(req)
-	if outcome != nil {
-		if o.JSON {
-			enc := json.NewEncoder(out)
-			enc.SetIndent("", "  ")
-			enc.Encode(outcome)
-		} else {
-			what := "window " + strings.Join(o.Windows, ", ")
-			if len(o.Paths) > 0 {
-				what += " (only " + strings.Join(o.Paths, " ") + ")"
-			}
-			v.printOutcome(out, outcomeText{verb: "revert", done: "reverted", what: what, apply: "Run it without --dry-run to revert"}, outcome, o.Diff, o.Limit)
-		}
-	}
+	v.showOutcome(out, outcome, outcomeText{verb: "revert", done: "reverted", what: "window " + strings.Join(o.Windows, ", "), apply: "Run it without --dry-run to revert"},
+		o.Paths, o.JSON, o.Diff, o.Limit)
 	if err != nil {
 		var re *rewind.RefusedError
 		if errors.As(err, &re) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -181,18 +180,8 @@ func runRewind(cmd *cobra.Command, o rewindOptions, out io.Writer) error {
 func (v *workspaceView) rewindFiles(o rewindOptions, target uint64, what string, out io.Writer) (*rewind.Outcome, error) {
 	req := rewind.Request{Target: target, Force: o.Force, Apply: o.Files && !o.DryRun, Paths: o.Paths}
 	outcome, err := v.rewind(req)
-	if outcome != nil {
-		if o.JSON {
-			enc := json.NewEncoder(out)
-			enc.SetIndent("", "  ")
-			enc.Encode(outcome)
-		} else {
-			if len(o.Paths) > 0 {
-				what += " (only " + strings.Join(o.Paths, " ") + ")"
-			}
-			v.printOutcome(out, outcomeText{verb: "rewind the files to", done: "rewound the files to", what: what, apply: "Add --files to rewind the files"}, outcome, o.Diff, o.Limit)
-		}
-	}
+	v.showOutcome(out, outcome, outcomeText{verb: "rewind the files to", done: "rewound the files to", what: what, apply: "Add --files to rewind the files"},
+		o.Paths, o.JSON, o.Diff, o.Limit)
 	if err != nil {
 		var re *rewind.RefusedError
 		if errors.As(err, &re) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -16,6 +17,23 @@ type outcomeText struct {
 	done  string // "rewound the files to", "reverted"
 	what  string // the checkpoint, the windows
 	apply string // how to carry out a preview
+}
+
+// showOutcome prints an outcome as JSON, or for people (printOutcome);
+// paths name a path restriction.
+func (v *workspaceView) showOutcome(out io.Writer, o *rewind.Outcome, t outcomeText, paths []string, asJSON, diff bool, limit int) {
+	switch {
+	case o == nil:
+	case asJSON:
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		enc.Encode(o)
+	default:
+		if len(paths) > 0 {
+			t.what += " (only " + strings.Join(paths, " ") + ")"
+		}
+		v.printOutcome(out, t, o, diff, limit)
+	}
 }
 
 // printOutcome prints a rewind or its preview, short answers first: what
