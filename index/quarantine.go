@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/ckfs-dev/ckfs/internal/durable"
 	"github.com/gofrs/flock"
 )
 
@@ -111,45 +112,15 @@ func QuarantineBadLines(dir string, now time.Time) (*Quarantined, error) {
 	q.Report = filepath.Join(qdir, "snapshots-"+stamp+".json")
 	// The bad lines are durable in quarantine before the timeline loses
 	// them.
-	if err := writeDurable(q.File, bad.Bytes()); err != nil {
+	if err := durable.WriteFile(q.File, bad.Bytes(), 0o600); err != nil {
 		return nil, fmt.Errorf("quarantine bad timeline lines: %w", err)
 	}
 	rep, _ := json.MarshalIndent(q, "", "  ")
-	if err := writeDurable(q.Report, append(rep, '\n')); err != nil {
+	if err := durable.WriteFile(q.Report, append(rep, '\n'), 0o600); err != nil {
 		return nil, fmt.Errorf("quarantine bad timeline lines: %w", err)
 	}
-	if err := writeDurable(path, good.Bytes()); err != nil {
+	if err := durable.WriteFile(path, good.Bytes(), 0o600); err != nil {
 		return nil, fmt.Errorf("rewrite %s without its bad lines: %w", path, err)
 	}
 	return q, nil
-}
-
-// writeDurable replaces path with data: temp file, fsync, rename, fsync of
-// the directory.
-func writeDurable(path string, data []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	_, werr := f.Write(data)
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, path)
-	}
-	if werr != nil {
-		os.Remove(tmp)
-		return werr
-	}
-	d, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

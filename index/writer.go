@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ckfs-dev/ckfs/internal/durable"
 	"github.com/gofrs/flock"
 )
 
@@ -178,7 +179,7 @@ func (w *Writer) recover() (*Repair, error) {
 		return nil, fmt.Errorf("timeline %s: last record is invalid: %w; run ckfs verify --repair with the workspace unmounted (it moves bad lines to quarantine/ and keeps every good record)", w.path, err)
 	}
 	// What a killed writer left in the page cache is made durable now.
-	if err := datasync(w.f); err != nil {
+	if err := durable.Datasync(w.f); err != nil {
 		return nil, err
 	}
 	w.seq, w.synced = rec.Seq, rec.Seq
@@ -238,7 +239,7 @@ func (w *Writer) append(recs []*Record, sync bool) error {
 	}
 	w.dirty = true
 	if sync {
-		if err := datasync(w.f); err != nil {
+		if err := durable.Datasync(w.f); err != nil {
 			return fmt.Errorf("sync %s: %w", w.path, err)
 		}
 		w.dirty = false
@@ -279,7 +280,7 @@ func (w *Writer) Sync() error {
 	if w.f == nil || !w.dirty {
 		return nil
 	}
-	if err := datasync(w.f); err != nil {
+	if err := durable.Datasync(w.f); err != nil {
 		return fmt.Errorf("sync %s: %w", w.path, err)
 	}
 	w.dirty = false

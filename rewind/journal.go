@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/ckfs-dev/ckfs/index"
-	"github.com/ckfs-dev/ckfs/internal/atomicfile"
+	"github.com/ckfs-dev/ckfs/internal/durable"
 )
 
 // JournalVersion is the format version of journal files.
@@ -109,7 +109,7 @@ func WriteJournal(dir string, j *Journal) error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(journalPath(dir, j.Op), append(b, '\n'), 0o600)
+	return durable.WriteFile(journalPath(dir, j.Op), append(b, '\n'), 0o600)
 }
 
 // ReadJournal reads the journal of op.

@@ -6,7 +6,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/ckfs-dev/ckfs/internal/atomicfile"
+	"github.com/ckfs-dev/ckfs/internal/durable"
 )
 
 // ForkPlan is a fork of a session log, before it is written.
@@ -106,5 +106,5 @@ func (p *ForkPlan) Write(store string) error {
 		}
 		b = append(append(b, line...), '\n')
 	}
-	return atomicfile.Write(path, b, 0o600)
+	return durable.WriteFile(path, b, 0o600)
 }

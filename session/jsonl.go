@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/ckfs-dev/ckfs/internal/durable"
 	"golang.org/x/sys/unix"
 )
 
@@ -74,7 +75,7 @@ func appendLine(path string, build func(last []byte) ([]byte, error)) error {
 		f.Truncate(end)
 		return fmt.Errorf("append to %s: %w", path, err)
 	}
-	if err := datasync(f); err != nil {
+	if err := durable.Datasync(f); err != nil {
 		return fmt.Errorf("sync %s: %w", path, err)
 	}
 	if created {
@@ -170,5 +171,5 @@ func RepairTail(path string) (bool, error) {
 	if err := f.Truncate(end); err != nil {
 		return false, err
 	}
-	return true, datasync(f)
+	return true, durable.Datasync(f)
 }

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ckfs-dev/ckfs/internal/atomicfile"
+	"github.com/ckfs-dev/ckfs/internal/durable"
 	"github.com/ckfs-dev/ckfs/transcript"
 	"github.com/spf13/cobra"
 )
@@ -167,7 +167,7 @@ func runAgent(agent string, args []string, stdout, stderr io.Writer) error {
 		if err := os.MkdirAll(filepath.Dir(settings), 0o700); err != nil {
 			return err
 		}
-		if err := atomicfile.Write(settings, append(b, '\n'), 0o600); err != nil {
+		if err := durable.WriteFile(settings, append(b, '\n'), 0o600); err != nil {
 			return err
 		}
 		pre = []string{"--settings", settings}

@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/ckfs-dev/ckfs/internal/atomicfile"
+	"github.com/ckfs-dev/ckfs/internal/durable"
 	"github.com/ckfs-dev/ckfs/transcript"
 	"github.com/spf13/cobra"
 )
@@ -102,12 +102,12 @@ func installHooks(path string, ours map[string]any, dryRun bool, now time.Time, 
 	}
 	if old != nil {
 		backup := path + ".ckfs-backup-" + now.UTC().Format("20060102T150405Z")
-		if err := atomicfile.Write(backup, old, 0o600); err != nil {
+		if err := durable.WriteFile(backup, old, 0o600); err != nil {
 			return fmt.Errorf("keep a copy of %s: %w; nothing was changed", path, err)
 		}
 		fmt.Fprintf(stderr, "kept a copy of %s in %s\n", path, backup)
 	}
-	if err := atomicfile.Write(path, merged, 0o600); err != nil {
+	if err := durable.WriteFile(path, merged, 0o600); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "added %d hook groups to %s\n", added, path)

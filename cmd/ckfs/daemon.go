@@ -22,7 +22,7 @@ import (
 	"github.com/ckfs-dev/ckfs/config"
 	"github.com/ckfs-dev/ckfs/fusefs"
 	"github.com/ckfs-dev/ckfs/index"
-	"github.com/ckfs-dev/ckfs/internal/atomicfile"
+	"github.com/ckfs-dev/ckfs/internal/durable"
 	"github.com/ckfs-dev/ckfs/internal/proc"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/spf13/cobra"
@@ -202,7 +202,7 @@ func runDaemon(ctx context.Context, o daemonOptions, ready io.Writer) (err error
 
 	st := daemonState{PID: os.Getpid(), Root: o.Root, Mountpoint: o.Mountpoint, Socket: sock, Started: time.Now().UTC()}
 	b, _ := json.MarshalIndent(st, "", "  ")
-	if err := atomicfile.Write(filepath.Join(o.Store, "daemon.json"), append(b, '\n'), 0o600); err != nil {
+	if err := durable.WriteFile(filepath.Join(o.Store, "daemon.json"), append(b, '\n'), 0o600); err != nil {
 		ln.Close()
 		srv.Unmount()
 		return err

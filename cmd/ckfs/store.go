@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ckfs-dev/ckfs/internal/atomicfile"
+	"github.com/ckfs-dev/ckfs/internal/durable"
 	"github.com/spf13/cobra"
 	"github.com/zeebo/blake3"
 )
@@ -104,7 +104,7 @@ func initStore(dir, root string) error {
 	meta, err := readMeta(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		b, _ := json.MarshalIndent(storeMeta{Version: storeMetaVersion, Root: root, Created: time.Now().UTC()}, "", "  ")
-		return atomicfile.Write(filepath.Join(dir, "store.json"), append(b, '\n'), 0o600)
+		return durable.WriteFile(filepath.Join(dir, "store.json"), append(b, '\n'), 0o600)
 	}
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package atomicfile
+package durable
 
 import (
 	"os"
@@ -9,7 +9,7 @@ import (
 func TestWriteReplaces(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "f.json")
 	for _, content := range []string{"first", "second, longer"} {
-		if err := Write(p, []byte(content), 0o600); err != nil {
+		if err := WriteFile(p, []byte(content), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		b, err := os.ReadFile(p)
@@ -20,7 +20,7 @@ func TestWriteReplaces(t *testing.T) {
 	if _, err := os.Stat(p + ".tmp"); !os.IsNotExist(err) {
 		t.Errorf("temp file left behind: %v", err)
 	}
-	if err := Write(filepath.Join(t.TempDir(), "missing", "f"), []byte("x"), 0o600); err == nil {
+	if err := WriteFile(filepath.Join(t.TempDir(), "missing", "f"), []byte("x"), 0o600); err == nil {
 		t.Error("write into a missing directory succeeded")
 	}
 }

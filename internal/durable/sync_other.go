@@ -1,0 +1,8 @@
+//go:build !linux
+
+package durable
+
+import "os"
+
+// Datasync flushes the file (fsync where fdatasync is missing).
+func Datasync(f *os.File) error { return f.Sync() }
