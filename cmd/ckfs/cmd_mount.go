@@ -48,6 +48,9 @@ serving, with the daemon running in the background.`,
 				if o.Mountpoint, err = absDir(args[1]); err != nil {
 					return withCode(ExitUsage, "mount: %v", err)
 				}
+				if o.Mountpoint == "/" {
+					return withCode(ExitUsage, "mount: refusing to mount over /: choose an empty directory as the mountpoint")
+				}
 			}
 			if o.Store, err = storeFor(cmd, root); err != nil {
 				return err
