@@ -85,9 +85,9 @@ type Recorder struct {
 
 	// The post-image worker (postimage.go) takes the post-images of
 	// released handles off the request path.
-	pending map[string]postJob // paths whose last writable handle was released
-	gen     map[string]uint64  // per path: bumped by every hook on it this period
-	period  uint64             // bumped by every flush of the period's post-images
+	pending  map[string]struct{} // paths whose last writable handle was released
+	inflight string              // the path whose image the worker is taking (while busy)
+	void     bool                // that image is void: the path changed again, or the period was flushed
 	work    *sync.Cond         // signals the worker (on mu)
 	idle    *sync.Cond         // signals that the worker has nothing to do (on mu)
 	busy    bool               // the worker is taking an image
@@ -133,7 +133,7 @@ func New(o Options) (*Recorder, error) {
 		store: o.Store, tl: o.Timeline, src: o.Source, excl: ex,
 		maxSize: o.MaxFileSize, log: o.Logger, procs: o.Procs,
 		touched: map[string]owner{}, clean: map[string]bool{}, lastSeq: map[string]uint64{}, last: map[string]index.State{}, writers: map[*writer]struct{}{},
-		pending: map[string]postJob{}, gen: map[string]uint64{},
+		pending: map[string]struct{}{},
 	}
 	for p, rec := range index.LastImage(o.History) {
 		r.last[p], r.lastSeq[p] = *rec.State, rec.Seq
@@ -165,9 +165,14 @@ func (r *Recorder) touch(pid uint32, rel string) error {
 	if r.closed {
 		return ErrExclusiveClose
 	}
-	// A post-image queued for rel is void: rel is changing again.
-	r.gen[rel]++
-	delete(r.pending, rel)
+	// A post-image queued or being taken for rel is void: rel is changing
+	// again (no map write when nothing is queued: this is the request path).
+	if len(r.pending) > 0 {
+		delete(r.pending, rel)
+	}
+	if r.busy && r.inflight == rel {
+		r.void = true
+	}
 	if _, ok := r.touched[rel]; ok {
 		delete(r.clean, rel) // touched again since its post-image
 		return nil

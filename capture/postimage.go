@@ -7,15 +7,11 @@ import "sync"
 // (reading, hashing and storing the file would hold up the next request,
 // as creating many small files shows). One goroutine takes the queued
 // images, reading each file outside the recorder's lock, and records it
-// only if nothing touched the path meanwhile: every hook on a path bumps
-// its generation and drops its queued image, and every flush of the period
-// (a boundary, Flush, Close, a rewind) records every touched path itself
-// and voids whatever the worker is taking. So the worker can only ever do
-// early what the next boundary would do anyway.
-
-// postJob is a queued post-image: the path's generation and the period
-// when it was queued.
-type postJob struct{ gen, period uint64 }
+// only if nothing touched the path meanwhile: every hook on a path drops
+// its queued image and voids the one being taken, and every flush of the
+// period (a boundary, Flush, Close, a rewind) records every touched path
+// itself and voids whatever the worker is taking. So the worker can only
+// ever do early what the next boundary would do anyway.
 
 // queueAfter queues rel's post-image. r.mu is held.
 func (r *Recorder) queueAfter(rel string) {
@@ -26,7 +22,7 @@ func (r *Recorder) queueAfter(rel string) {
 		}
 		return
 	}
-	r.pending[rel] = postJob{gen: r.gen[rel], period: r.period}
+	r.pending[rel] = struct{}{}
 	r.work.Signal()
 }
 
@@ -66,17 +62,17 @@ func (r *Recorder) postImages() {
 			return
 		}
 		var rel string
-		var job postJob
-		for rel, job = range r.pending {
+		for rel = range r.pending {
 			break
 		}
 		delete(r.pending, rel)
-		r.busy = true
+		r.busy, r.inflight, r.void = true, rel, false
 		r.mu.Unlock()
 		st, reason, err := r.image(rel, false)
 		r.mu.Lock()
-		if r.closed || r.period != job.period || r.gen[rel] != job.gen {
-			continue // void: the path changed again, or the period was flushed
+		r.inflight = ""
+		if r.closed || r.void {
+			continue // the path changed again, or the period was flushed
 		}
 		if _, ok := r.touched[rel]; !ok {
 			continue

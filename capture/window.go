@@ -137,9 +137,8 @@ func (r *Recorder) Close() error {
 func (r *Recorder) flushPeriod() error {
 	// Every post-image the worker has queued or is taking is recorded
 	// here instead; its late result will be void.
-	r.period++
 	clear(r.pending)
-	clear(r.gen)
+	r.void = r.busy
 	paths := make([]string, 0, len(r.touched))
 	for p := range r.touched {
 		paths = append(paths, p)
