@@ -57,6 +57,21 @@ func (r *Recorder) ownerFor(pid uint32) owner {
 	if r.procs == nil || pid == 0 {
 		return guess
 	}
+	// The windows are the same for the whole period: a writer's answer is
+	// too, so /proc is read once per writer and period, not per path.
+	if o, ok := r.owners[pid]; ok {
+		return o
+	}
+	o := r.matchOwner(pid, guess)
+	if r.owners == nil {
+		r.owners = map[uint32]owner{}
+	}
+	r.owners[pid] = o
+	return o
+}
+
+// matchOwner applies the rules of ownerFor to the writer pid's ancestry.
+func (r *Recorder) matchOwner(pid uint32, guess owner) owner {
 	chain := proc.Ancestry(r.procs, int(pid))
 	depth := map[int]int{}
 	for i, p := range chain {

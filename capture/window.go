@@ -139,6 +139,7 @@ func (r *Recorder) flushPeriod() error {
 	// here instead; its late result will be void.
 	clear(r.pending)
 	r.void = r.busy
+	clear(r.owners) // the next period may have other windows
 	paths := make([]string, 0, len(r.touched))
 	for p := range r.touched {
 		paths = append(paths, p)
