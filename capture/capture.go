@@ -89,10 +89,10 @@ type Recorder struct {
 	pending  map[string]struct{} // paths whose last writable handle was released
 	inflight string              // the path whose image the worker is taking (while busy)
 	void     bool                // that image is void: the path changed again, or the period was flushed
-	work    *sync.Cond         // signals the worker (on mu)
-	idle    *sync.Cond         // signals that the worker has nothing to do (on mu)
-	busy    bool               // the worker is taking an image
-	done    chan struct{}      // closed when the worker has stopped
+	work     *sync.Cond          // signals the worker (on mu)
+	idle     *sync.Cond          // signals that the worker has nothing to do (on mu)
+	busy     bool                // the worker is taking an image
+	done     chan struct{}       // closed when the worker has stopped
 
 	statsMu sync.Mutex // guards stats (the worker counts objects outside mu)
 	stats   Stats

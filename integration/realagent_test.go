@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -63,4 +64,46 @@ func agentBinary(t *testing.T, pkg, version, bin string) string {
 func lastLines(s string, n int) string {
 	ls := strings.Split(strings.TrimSpace(s), "\n")
 	return strings.Join(ls[max(0, len(ls)-n):], "\n")
+}
+
+// keepTranscript copies the transcript a real CLI wrote to the file named
+// by CKFS_KEEP_TRANSCRIPT, if set (the parser tests' fixtures come from
+// there).
+func keepTranscript(path string) {
+	if keep := os.Getenv("CKFS_KEEP_TRANSCRIPT"); keep != "" {
+		b, _ := os.ReadFile(path)
+		os.WriteFile(keep, b, 0o644)
+	}
+}
+
+// rewindBoth rewinds both sides to mark and checks the files are tree.
+func rewindBoth(t *testing.T, w *workspace, mark int, tree string) (rewindJSON, string) {
+	t.Helper()
+	out := w.ckfs("rewind", "--mark", fmt.Sprint(mark), "--files", "--conversation", "--json")
+	if got := workTree(t, w.root); got != tree {
+		t.Errorf("mark %d: files\n%s\nwant\n%s", mark, got, tree)
+	}
+	var r rewindJSON
+	json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &r)
+	return r, out
+}
+
+// checkKeptTurns checks that what a resumed fork sent (sent) holds the
+// prompts of the turns before mark, and none after.
+func checkKeptTurns(t *testing.T, mark int, prompts []string, sent string) {
+	t.Helper()
+	for i, p := range prompts {
+		if kept := i+1 < mark; kept != strings.Contains(sent, p) {
+			t.Errorf("mark %d: the resumed fork %s turn %d", mark, map[bool]string{true: "lost", false: "still sent"}[kept], i+1)
+		}
+	}
+}
+
+// undoTo undoes the last files rewind and checks the files are final.
+func undoTo(t *testing.T, w *workspace, mark int, final string) {
+	t.Helper()
+	w.ckfs("rewind", "--files", "--undo")
+	if got := workTree(t, w.root); got != final {
+		t.Fatalf("mark %d: undo did not bring the files back:\n%s", mark, got)
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -154,22 +153,12 @@ func TestRealClaudeSession(t *testing.T) {
 		t.Errorf("neither side at mark 2 changed something")
 	}
 
-	// CKFS_KEEP_TRANSCRIPT=FILE keeps the transcript the real CLI wrote
-	// (the parser tests' fixture comes from here).
-	if keep := os.Getenv("CKFS_KEEP_TRANSCRIPT"); keep != "" {
-		b, _ := os.ReadFile(sessions[0])
-		os.WriteFile(keep, b, 0o644)
-	}
+	keepTranscript(sessions[0])
 
 	// Every mark, both sides: the files are as they were when the mark
 	// was written, and resuming the fork sends exactly the kept turns.
 	for mark := 1; mark <= 4; mark++ {
-		out := w.ckfs("rewind", "--mark", fmt.Sprint(mark), "--files", "--conversation", "--json")
-		if got := workTree(t, w.root); got != trees[mark] {
-			t.Errorf("mark %d: files\n%s\nwant\n%s", mark, got, trees[mark])
-		}
-		var r rewindJSON
-		json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &r)
+		r, out := rewindBoth(t, w, mark, trees[mark])
 		if mark == 1 {
 			// Nothing had been said at the first prompt.
 			if r.Conversation != nil && r.Conversation.Written {
@@ -186,20 +175,12 @@ func TestRealClaudeSession(t *testing.T) {
 			if len(reqs) <= before {
 				t.Fatalf("mark %d: the resumed fork sent nothing", mark)
 			}
-			sent := userTexts(reqs[before])
-			for i, p := range prompts {
-				if kept := i+1 < mark; kept != strings.Contains(sent, p) {
-					t.Errorf("mark %d: the resumed fork %s turn %d", mark, map[bool]string{true: "lost", false: "still sent"}[kept], i+1)
-				}
-			}
+			checkKeptTurns(t, mark, prompts, userTexts(reqs[before]))
 		}
 		if trees[mark] == final {
 			continue // nothing was rewound, so there is nothing to undo
 		}
-		w.ckfs("rewind", "--files", "--undo")
-		if got := workTree(t, w.root); got != final {
-			t.Fatalf("mark %d: undo did not bring the files back", mark)
-		}
+		undoTo(t, w, mark, final)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -160,20 +159,10 @@ func TestRealCodexSession(t *testing.T) {
 		t.Errorf("the applied patch's window stayed open into the next call or was called unfinished:\n%s", log)
 	}
 
-	// CKFS_KEEP_TRANSCRIPT=FILE keeps the rollout the real CLI wrote (the
-	// parser tests' fixture comes from here).
-	if keep := os.Getenv("CKFS_KEEP_TRANSCRIPT"); keep != "" {
-		b, _ := os.ReadFile(rs[0])
-		os.WriteFile(keep, b, 0o644)
-	}
+	keepTranscript(rs[0])
 
 	for mark := 2; mark <= 4; mark++ {
-		out := w.ckfs("rewind", "--mark", fmt.Sprint(mark), "--files", "--conversation", "--json")
-		if got := workTree(t, w.root); got != trees[mark] {
-			t.Errorf("files at mark %d:\n%s\nwant\n%s", mark, got, trees[mark])
-		}
-		var r rewindJSON
-		json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &r)
+		r, out := rewindBoth(t, w, mark, trees[mark])
 		if r.Conversation == nil || !r.Conversation.Written {
 			t.Fatalf("no conversation fork at mark %d:\n%s", mark, out)
 		}
@@ -189,14 +178,7 @@ func TestRealCodexSession(t *testing.T) {
 			t.Fatalf("mark %d: the resumed fork sent nothing", mark)
 		}
 		sent, _ := json.Marshal(reqs[before]["input"])
-		for i, p := range prompts {
-			if kept := i+1 < mark; kept != strings.Contains(string(sent), p) {
-				t.Errorf("mark %d: the resumed fork %s turn %d", mark, map[bool]string{true: "lost", false: "still sent"}[kept], i+1)
-			}
-		}
-		w.ckfs("rewind", "--files", "--undo")
-		if got := workTree(t, w.root); got != final {
-			t.Fatalf("mark %d: undo did not bring the files back:\n%s", mark, got)
-		}
+		checkKeptTurns(t, mark, prompts, string(sent))
+		undoTo(t, w, mark, final)
 	}
 }
