@@ -8,13 +8,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/ckfs-dev/ckfs/index"
 	"github.com/ckfs-dev/ckfs/internal/durable"
+	"github.com/ckfs-dev/ckfs/internal/safename"
 )
 
 // JournalVersion is the format version of journal files.
@@ -40,10 +40,8 @@ type JournalPath struct {
 	Current index.State `json:"current"`
 }
 
-var opRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-
 // ValidOp reports whether s can be an operation id (and a file name).
-func ValidOp(s string) bool { return opRE.MatchString(s) }
+func ValidOp(s string) bool { return safename.Valid(s, 64) }
 
 // ParseJournal decodes and validates a journal. Paths are checked like
 // record paths: a journal that names "../x" or "/etc" is refused.

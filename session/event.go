@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/ckfs-dev/ckfs/internal/safename"
 )
 
 // Version is the format version of session logs and marks.
@@ -68,19 +70,7 @@ const (
 // letters, digits, '.', '_' or '-', starting with a letter or digit. (A
 // loop, not a regular expression: compiling one cost every hook process
 // most of a millisecond at start.)
-func ValidID(s string) bool {
-	if len(s) == 0 || len(s) > 128 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
-		if !alnum && (i == 0 || c != '.' && c != '_' && c != '-') {
-			return false
-		}
-	}
-	return true
-}
+func ValidID(s string) bool { return safename.Valid(s, 128) }
 
 // Validate checks an event read from a log.
 func (e *Event) Validate() error {

@@ -54,6 +54,14 @@ func main() {
 		fmt.Printf("| %d | %.4f | %.4f | %.4f | %.4f | %.1f× | %.1f× | %.1f× |\n", n, c.Seconds(), k.Seconds(), g.Seconds(), h.Seconds(),
 			g.Seconds()/c.Seconds(), g.Seconds()/k.Seconds(), h.Seconds()/c.Seconds())
 	}
+	fmt.Println()
+	fmt.Println("One hook process, warm (no sync between runs), median of", 4*(*runs), "each, milliseconds; the same binary's --help is its start and package initialisation alone:")
+	fmt.Println()
+	fmt.Println("| files | PreToolUse hook | PostToolUse hook | ckfs --help | /bin/true |")
+	fmt.Println("|---|---|---|---|---|")
+	for _, r := range hookRows {
+		fmt.Println(r)
+	}
 	if *windows > 0 {
 		fmt.Println()
 		rssAfterWindows(filepath.Join(work, "rss"), *windows)
@@ -155,7 +163,33 @@ func measure(dir string, n int) (ckfsT, sockT, shadowT, ghostT time.Duration) {
 		os.Remove(idx)
 		gs = append(gs, time.Since(start))
 	}
+	hookRows = append(hookRows, hookCost(cenv, trees["ckfs"], n))
 	return benchkit.Median(cs), benchkit.Median(ks), benchkit.Median(ss), benchkit.Median(gs)
+}
+
+// hookRows are the per-size rows of the one-hook table.
+var hookRows []string
+
+// hookCost times single hook processes against the same binary doing
+// nothing and the cheapest process start, interleaved so that drift on a
+// noisy machine hits every column alike.
+func hookCost(env []string, tree string, n int) string {
+	var pre, post, help, truth []time.Duration
+	// Writeback of the generated trees would land in the timed fsyncs.
+	syscall.Sync()
+	timed := func(acc *[]time.Duration, f func()) {
+		start := time.Now()
+		f()
+		*acc = append(*acc, time.Since(start))
+	}
+	for i := range 4 * *runs {
+		timed(&pre, func() { hook(env, tree, "PreToolUse", 100000+i) })
+		timed(&post, func() { hook(env, tree, "PostToolUse", 100000+i) })
+		timed(&help, func() { benchkit.Run(env, tree, *ckfsBin, "--help") })
+		timed(&truth, func() { benchkit.Run(env, tree, "true") })
+	}
+	ms := func(d []time.Duration) float64 { return float64(benchkit.Median(d).Microseconds()) / 1000 }
+	return fmt.Sprintf("| %d | %.2f | %.2f | %.2f | %.2f |", n, ms(pre), ms(post), ms(help), ms(truth))
 }
 
 // hook runs ckfs hook claude with one event, as Claude Code does around

@@ -1,3 +1,9 @@
+//go:build gendocs
+
+// The generator (cobra's doc package and the markdown and man renderers
+// it links) stays out of the binary an agent's hook starts on every tool
+// call: build it with -tags gendocs.
+
 package main
 
 import (
@@ -5,11 +11,13 @@ import (
 	"github.com/spf13/cobra"
 )
 
+func init() { extraCmds = append(extraCmds, newGenDocsCmd) }
+
 func newGenDocsCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:     "gen-docs REPO",
 		Short:   "Regenerate docs/cli.md and docs/man/ from the command tree",
-		Example: "  go run ./cmd/ckfs gen-docs .",
+		Example: "  go run -tags gendocs ./cmd/ckfs gen-docs .",
 		Hidden:  true,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -20,14 +20,14 @@ func TestGeneratedDocsAreCurrent(t *testing.T) {
 	for rel, want := range files {
 		got, err := os.ReadFile(filepath.Join("..", "..", rel))
 		if err != nil || !bytes.Equal(got, want) {
-			t.Errorf("%s is stale or missing: run go run ./cmd/ckfs gen-docs .", rel)
+			t.Errorf("%s is stale or missing: run go run -tags gendocs ./cmd/ckfs gen-docs .", rel)
 		}
 	}
 	pages, _ := filepath.Glob(filepath.Join("..", "..", "docs", "man", "*.1"))
 	for _, p := range pages {
 		rel, _ := filepath.Rel(filepath.Join("..", ".."), p)
 		if _, ok := files[rel]; !ok {
-			t.Errorf("%s documents a command that no longer exists: run go run ./cmd/ckfs gen-docs .", rel)
+			t.Errorf("%s documents a command that no longer exists: run go run -tags gendocs ./cmd/ckfs gen-docs .", rel)
 		}
 	}
 }

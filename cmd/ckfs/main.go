@@ -101,7 +101,10 @@ mounted, locked or busy; ckfs run exits with its command's code.`,
 	})
 	root.PersistentFlags().String("store", "", "store directory (default: derived from the repository under $CKFS_HOME or $XDG_STATE_HOME/ckfs)")
 	root.PersistentFlags().Bool("no-pager", false, "do not page the output on a terminal (CKFS_PAGER or PAGER, default less -FRX)")
-	root.AddCommand(quiet(newMountCmd()), newDaemonCmd(), quiet(newUnmountCmd()), newStatusCmd(), newWindowCmd(), newRunCmd(), newFlushCmd(), newRewindCmd(), newRevertCmd(), newLogCmd(), newDiffCmd(), newShowCmd(), newDemoCmd(), newVerifyCmd(), quiet(newGCCmd()), newDUCmd(), newConfigCmd(), newHookCmd(), newHooksCmd(), newAgentCmd(), quiet(newMarkCmd()), newGenDocsCmd(), newDoctorCmd())
+	root.AddCommand(quiet(newMountCmd()), newDaemonCmd(), quiet(newUnmountCmd()), newStatusCmd(), newWindowCmd(), newRunCmd(), newFlushCmd(), newRewindCmd(), newRevertCmd(), newLogCmd(), newDiffCmd(), newShowCmd(), newDemoCmd(), newVerifyCmd(), quiet(newGCCmd()), newDUCmd(), newConfigCmd(), newHookCmd(), newHooksCmd(), newAgentCmd(), quiet(newMarkCmd()), newDoctorCmd())
+	for _, c := range extraCmds {
+		root.AddCommand(c())
+	}
 	usageArgs(root)
 	return root
 }
@@ -121,3 +124,6 @@ func usageArgs(c *cobra.Command) {
 		usageArgs(s)
 	}
 }
+
+// extraCmds are commands compiled in only by build tags (gen-docs).
+var extraCmds []func() *cobra.Command

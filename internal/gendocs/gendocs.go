@@ -23,7 +23,7 @@ func Files(root *cobra.Command) (map[string][]byte, error) {
 	root.DisableAutoGenTag = true
 	out := map[string][]byte{}
 	var md bytes.Buffer
-	md.WriteString("# ckfs command reference\n\nGenerated from the commands' own help by `go run ./cmd/ckfs gen-docs .`; `go test ./cmd/ckfs` fails when this file is stale. The exit codes are in the description of `ckfs` below.\n\n")
+	md.WriteString("# ckfs command reference\n\nGenerated from the commands' own help by `go run -tags gendocs ./cmd/ckfs gen-docs .`; `go test ./cmd/ckfs` fails when this file is stale. The exit codes are in the description of `ckfs` below.\n\n")
 	var cmds []*cobra.Command
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
