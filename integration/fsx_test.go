@@ -54,12 +54,12 @@ func TestFSX(t *testing.T) {
 	window := 0
 	open := func() {
 		window++
-		if _, err := m.rec.OpenWindow(fmt.Sprintf("fsx%d", window), "fsx", ""); err != nil {
+		if _, err := m.openWindow(fmt.Sprintf("fsx%d", window)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	closeW := func() uint64 {
-		seq, err := m.rec.CloseWindow(fmt.Sprintf("fsx%d", window))
+		seq, err := m.closeWindow(fmt.Sprintf("fsx%d", window))
 		if err != nil {
 			t.Fatal(err)
 		}

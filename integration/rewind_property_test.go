@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,82 +10,68 @@ import (
 
 	"github.com/ckfs-dev/ckfs/capture"
 	"github.com/ckfs-dev/ckfs/cas"
-	"github.com/ckfs-dev/ckfs/fusefs"
-	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/daemon"
 	"github.com/ckfs-dev/ckfs/internal/testenv"
 	"github.com/ckfs-dev/ckfs/rewind"
+	ctl "github.com/ckfs-dev/ckfs/workspace"
 	"golang.org/x/sys/unix"
 	"pgregory.net/rapid"
 )
 
-// inproc is a ckfs mount served in this process, mounted in place, with
-// the daemon's rewind path (capture stopped, kernel caches invalidated).
+// inproc is a ckfs daemon served in this process (daemon.Start), mounted
+// in place: the real daemon code, driven over its control socket.
 type inproc struct {
 	root, store string
-	rec         *capture.Recorder
-	fsys        *fusefs.FS
-	cas         *cas.Local
-	fd          int
-	unmount     func()
+	cas         *cas.Local // the store, for reads
+	srv         *daemon.Server
 }
 
 func mountInProc(t testing.TB) *inproc {
 	testenv.RequireFUSE(t)
 	m := &inproc{root: t.TempDir(), store: t.TempDir()}
+	t.Setenv("CKFS_HOME", t.TempDir())
 	var err error
+	m.srv, err = daemon.Start(context.Background(), daemon.Options{Store: m.store, Root: m.root, Mountpoint: m.root, MaxFileSize: capture.DefaultMaxFileSize})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if m.cas, err = cas.Open(m.store, nil); err != nil {
 		t.Fatal(err)
-	}
-	tl, _, err := index.OpenWriter(m.store, index.WriterOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m.fd, err = unix.Open(m.root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
-		t.Fatal(err)
-	}
-	if m.rec, err = capture.New(capture.Options{Store: m.cas, Timeline: tl, Source: capture.NewDirSource(m.fd)}); err != nil {
-		t.Fatal(err)
-	}
-	if m.fsys, err = fusefs.New(m.fd, m.root, m.rec); err != nil {
-		t.Fatal(err)
-	}
-	srv, err := m.fsys.Mount(m.root, fusefs.Options{InPlace: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.unmount = func() {
-		if err := srv.Unmount(); err != nil {
-			t.Errorf("unmount: %v", err)
-		}
-		m.rec.Close()
-		tl.Close()
-		unix.Close(m.fd)
 	}
 	return m
 }
 
-// rewindTo runs a file rewind the way the daemon does.
-func (m *inproc) rewindTo(target uint64) (*rewind.Outcome, error) {
-	var out *rewind.Outcome
-	err := m.rec.Exclusive(func(appendFn func(...*index.Record) error, open []string) error {
-		recs, _, err := index.Load(filepath.Join(m.store, index.TimelineFile))
-		if err != nil {
-			return err
-		}
-		env := rewind.Env{
-			Records: recs,
-			Applier: &rewind.Applier{Store: m.cas, Dir: rewind.NewDir(m.fd), JournalDir: rewind.JournalDir(m.store), Root: m.root, Append: appendFn},
-			Check:   rewind.CheckInput{StoreRoot: m.root, WorkRoot: m.root, OpenWindows: open},
-		}
-		out, err = rewind.Run(env, rewind.Request{Target: target, Apply: true})
-		return err
-	})
-	if out != nil {
-		for _, s := range out.Plan.Steps {
-			m.fsys.Invalidate(s.Path)
-		}
+func (m *inproc) unmount() {
+	if err := m.srv.Stop(); err != nil {
+		panic(fmt.Sprintf("stop the daemon: %v", err))
 	}
-	return out, err
+}
+
+// openWindow and closeWindow are a tool call's window, as the hooks send
+// them; each returns the seq of its record.
+func (m *inproc) openWindow(id string) (uint64, error) {
+	rep, err := ctl.Call(m.store, ctl.Request{Op: "open", ID: id, Tool: "prop"})
+	if err != nil {
+		return 0, err
+	}
+	return rep.Seq, nil
+}
+
+func (m *inproc) closeWindow(id string) (uint64, error) {
+	rep, err := ctl.Call(m.store, ctl.Request{Op: "close", ID: id})
+	if err != nil {
+		return 0, err
+	}
+	return rep.Seq, nil
+}
+
+// rewindTo rewinds the files in the daemon, as ckfs rewind does.
+func (m *inproc) rewindTo(target uint64) (*rewind.Outcome, error) {
+	rep, err := ctl.Call(m.store, ctl.Request{Op: "rewind", Rewind: &rewind.Request{Target: target, Apply: true}})
+	if rep != nil {
+		return rep.Outcome, err
+	}
+	return nil, err
 }
 
 var propNames = []string{"a", "b", "d", "d/a", "d/b", "d/e", "d/e/c", "e", "e/a"}
@@ -159,7 +146,7 @@ func TestRewindPropertyThroughMount(t *testing.T) {
 		windows := rapid.IntRange(1, 4).Draw(rt, "windows")
 		for w := range windows {
 			id := fmt.Sprintf("w%d", w)
-			open, err := m.rec.OpenWindow(id, "prop", "")
+			open, err := m.openWindow(id)
 			if err != nil {
 				rt.Fatal(err)
 			}
@@ -167,7 +154,7 @@ func TestRewindPropertyThroughMount(t *testing.T) {
 				snaps[open], cps = tree(rt, m.root), append(cps, open)
 			}
 			playOps(rt, m.root, rapid.IntRange(1, 8).Draw(rt, "ops"), 7)
-			closeSeq, err := m.rec.CloseWindow(id)
+			closeSeq, err := m.closeWindow(id)
 			if err != nil {
 				rt.Fatal(err)
 			}

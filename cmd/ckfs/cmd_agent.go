@@ -13,6 +13,7 @@ import (
 
 	"github.com/ckfs-dev/ckfs/internal/durable"
 	"github.com/ckfs-dev/ckfs/transcript"
+	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
 )
 
@@ -130,7 +131,7 @@ var agentBinaries = map[string][2]string{
 }
 
 func runAgent(agent string, args []string, stdout, stderr io.Writer) error {
-	root, err := absDir(".")
+	root, err := workspace.AbsDir(".")
 	if err != nil {
 		return err
 	}
@@ -146,16 +147,16 @@ func runAgent(agent string, args []string, stdout, stderr io.Writer) error {
 		pkg := map[string]string{transcript.Claude: "@anthropic-ai/claude-code", transcript.Codex: "@openai/codex"}[agent]
 		return withCode(ExitError, "%s is not installed or not on PATH (npm install -g %s), or set %s", bin, pkg, agentBinaries[agent][1])
 	}
-	store, _, err := findStoreFrom("", root)
+	store, _, err := workspace.Find("", root)
 	mountedHere := false
-	if err != nil || !daemonAlive(store) {
+	if err != nil || !workspace.DaemonAlive(store) {
 		mount := exec.Command(exe, "mount", root)
 		mount.Stdout, mount.Stderr = stderr, stderr
 		if err := mount.Run(); err != nil {
 			return fmt.Errorf("mount %s before starting %s: %w", root, agent, err)
 		}
 		mountedHere = true
-		if store, _, err = findStoreFrom("", root); err != nil {
+		if store, _, err = workspace.Find("", root); err != nil {
 			return err
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/ckfs-dev/ckfs/config"
+	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
 )
 
@@ -29,7 +30,7 @@ file is $CKFS_CONFIG, else $XDG_CONFIG_HOME/ckfs/config.toml, else
 			if len(args) == 1 {
 				dir = args[0]
 			}
-			root, err := absDir(dir)
+			root, err := workspace.AbsDir(dir)
 			if err != nil {
 				return withCode(ExitUsage, "config show: %v", err)
 			}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
 )
 
@@ -43,8 +44,8 @@ var demoFiles = map[string]string{
 }
 
 func runDemo(out io.Writer, keep bool) (err error) {
-	adoptOrphans()
-	defer reapChildren()
+	workspace.AdoptOrphans()
+	defer workspace.ReapChildren()
 	// Interrupted (Ctrl-C, a closed terminal, or output piped into head),
 	// the demo still unmounts and removes what it made: a signal stops the
 	// next step, and a closed output only loses the output.

@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/fatih/color"
 	"github.com/spf13/cobra"
 )
@@ -23,11 +24,11 @@ Coloured on a terminal; NO_COLOR turns colour off.`,
 		Example: "  ckfs diff 14\n  ckfs diff toolu_01ABC 31\n  ckfs diff 14 --json | jq '.[].path'",
 		Args:    cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := openView(func() (string, *storeMeta, error) { return findStore(cmd, ".") })
+			v, err := openView(func() (string, *workspace.Meta, error) { return findStore(cmd, ".") })
 			if err != nil {
 				return err
 			}
-			a, err := v.checkpoint(args[0])
+			a, err := v.Checkpoint(args[0])
 			if err != nil {
 				return err
 			}
@@ -51,7 +52,7 @@ Coloured on a terminal; NO_COLOR turns colour off.`,
 			if len(args) == 1 {
 				err = v.diffToDisk(out, a, args[0])
 			} else {
-				b, berr := v.checkpoint(args[1])
+				b, berr := v.Checkpoint(args[1])
 				if berr != nil {
 					return berr
 				}
@@ -74,7 +75,7 @@ Coloured on a terminal; NO_COLOR turns colour off.`,
 }
 
 func (v *workspaceView) diffCheckpoints(out func(path string) io.Writer, a, b uint64, la, lb string) error {
-	sa, sb := index.StateAt(v.records, a), index.StateAt(v.records, b)
+	sa, sb := index.StateAt(v.Records, a), index.StateAt(v.Records, b)
 	for _, p := range sortedStateKeys(sa) {
 		ea, eb := sa[p], sb[p]
 		if ea.SameContent(eb.State) {
@@ -84,11 +85,11 @@ func (v *workspaceView) diffCheckpoints(out func(path string) io.Writer, a, b ui
 			fmt.Fprintf(out(p), "%s: content not stored (%s%s)\n", index.Display(p), ea.Reason, eb.Reason)
 			continue
 		}
-		from, err := v.content(ea.State)
+		from, err := v.Content(ea.State)
 		if err != nil {
 			return err
 		}
-		to, err := v.content(eb.State)
+		to, err := v.Content(eb.State)
 		if err != nil {
 			return err
 		}
@@ -98,10 +99,10 @@ func (v *workspaceView) diffCheckpoints(out func(path string) io.Writer, a, b ui
 }
 
 func (v *workspaceView) diffToDisk(out func(path string) io.Writer, a uint64, la string) error {
-	sa := index.StateAt(v.records, a)
+	sa := index.StateAt(v.Records, a)
 	for _, p := range sortedStateKeys(sa) {
 		ea := sa[p]
-		now, typ, err := v.diskContent(p)
+		now, typ, err := v.DiskContent(p)
 		if err != nil {
 			return err
 		}
@@ -109,7 +110,7 @@ func (v *workspaceView) diffToDisk(out func(path string) io.Writer, a uint64, la
 			fmt.Fprintf(out(p), "%s: content at %s not stored (%s)\n", index.Display(p), la, ea.Reason)
 			continue
 		}
-		then, err := v.content(ea.State)
+		then, err := v.Content(ea.State)
 		if err != nil {
 			return err
 		}

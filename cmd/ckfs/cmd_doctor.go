@@ -14,6 +14,7 @@ import (
 
 	"github.com/ckfs-dev/ckfs/config"
 	"github.com/ckfs-dev/ckfs/rewind"
+	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 )
@@ -110,7 +111,7 @@ func diagnose(dir, storeFlagValue string) []diagnosis {
 	} else {
 		add("configuration", "ok", path, "")
 	}
-	base, err := storeBase()
+	base, err := workspace.Base()
 	if err != nil {
 		add("store directory", "fail", err.Error(), "set CKFS_HOME or XDG_STATE_HOME")
 	} else {
@@ -157,7 +158,7 @@ func passthroughCheck(root bool) (string, string, string, string) {
 }
 
 func configPathChecked(dir string) (string, string) {
-	root, err := absDir(dir)
+	root, err := workspace.AbsDir(dir)
 	if err != nil {
 		root = dir
 	}
@@ -216,26 +217,26 @@ func workspaceChecks(dir, flag string) []diagnosis {
 	if _, err := os.Stat(abs); err != nil && isNotConnected(err) {
 		return []diagnosis{{"workspace", "fail", abs + " is a dead ckfs mount (transport endpoint is not connected): its daemon is gone", "cd / && ckfs unmount " + abs}}
 	}
-	store, meta, err := findStoreFrom(flag, abs)
+	store, meta, err := workspace.Find(flag, abs)
 	if err != nil {
-		if mountedAt(abs) {
+		if workspace.MountedAt(abs) {
 			return []diagnosis{{"workspace", "fail", abs + " has a ckfs mount but no store answers for it", "ckfs unmount " + abs}}
 		}
 		return []diagnosis{{"workspace", "info", abs + " is not a ckfs workspace yet", "ckfs mount " + abs}}
 	}
 	var ds []diagnosis
-	st, derr := readDaemonState(store)
+	st, derr := workspace.ReadDaemonState(store)
 	switch {
-	case derr == nil && processAlive(st.PID):
+	case derr == nil && workspace.ProcessAlive(st.PID):
 		ds = append(ds, diagnosis{"workspace", "ok", fmt.Sprintf("%s is mounted at %s (daemon pid %d, store %s)", meta.Root, st.Mountpoint, st.PID, store), ""})
 	case derr == nil:
 		ds = append(ds, diagnosis{"workspace", "fail", fmt.Sprintf("the daemon of %s (pid %d) is gone", meta.Root, st.PID), "ckfs unmount " + st.Mountpoint})
-	case mountedAt(meta.Root):
+	case workspace.MountedAt(meta.Root):
 		ds = append(ds, diagnosis{"workspace", "fail", meta.Root + " has a ckfs mount whose daemon is gone", "ckfs unmount " + meta.Root})
 	default:
 		ds = append(ds, diagnosis{"workspace", "ok", fmt.Sprintf("%s is not mounted (store %s)", meta.Root, store), ""})
 	}
-	ds = append(ds, storeSpaceCheck(store, derr == nil && processAlive(st.PID)))
+	ds = append(ds, storeSpaceCheck(store, derr == nil && workspace.ProcessAlive(st.PID)))
 	if ops, err := rewind.PendingJournals(rewind.JournalDir(store)); err == nil && len(ops) > 0 {
 		ds = append(ds, diagnosis{"unfinished rewind", "fail", "rewind " + strings.Join(ops, ", ") + " did not finish; file rewinds are blocked",
 			"ckfs rewind --rollback " + ops[0] + " (put back what it changed) or ckfs rewind --abandon " + ops[0]})
@@ -260,7 +261,7 @@ func storeSpaceCheck(store string, live bool) diagnosis {
 	policy := "when it is full, writes whose pre-image cannot be stored are refused with ENOSPC and changes whose post-image cannot be stored are recorded as not restorable"
 	fix := "free space on that disk, run ckfs gc, or move the store (CKFS_HOME) to a larger disk"
 	if live {
-		if rep, err := call(store, request{Op: "status"}); err == nil && rep.Status != nil && (rep.Status.StoreFull > 0 || rep.Status.StoreFullNow) {
+		if rep, err := workspace.Call(store, workspace.Request{Op: "status"}); err == nil && rep.Status != nil && (rep.Status.StoreFull > 0 || rep.Status.StoreFullNow) {
 			status := "warn"
 			if rep.Status.StoreFullNow {
 				status = "fail"

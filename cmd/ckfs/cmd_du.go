@@ -7,6 +7,7 @@ import (
 	"github.com/ckfs-dev/ckfs/config"
 	"github.com/ckfs-dev/ckfs/gc"
 	"github.com/ckfs-dev/ckfs/session"
+	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
 )
 
@@ -27,11 +28,11 @@ what the retention policy no longer keeps.`,
 			if len(args) == 1 {
 				dir = args[0]
 			}
-			v, err := openView(func() (string, *storeMeta, error) { return findStore(cmd, dir) })
+			v, err := openView(func() (string, *workspace.Meta, error) { return findStore(cmd, dir) })
 			if err != nil {
 				return err
 			}
-			u, err := gc.Measure(v.store, v.cas, v.records, top, windowSessions(v.store))
+			u, err := gc.Measure(v.Store, v.CAS, v.Records, top, windowSessions(v.Store))
 			if err != nil {
 				return err
 			}

@@ -1,6 +1,9 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"github.com/ckfs-dev/ckfs/workspace"
+	"github.com/spf13/cobra"
+)
 
 func newFlushCmd() *cobra.Command {
 	return &cobra.Command{
@@ -17,7 +20,7 @@ Commands that read the timeline while mounted do this themselves.`,
 			if err != nil {
 				return err
 			}
-			_, err = call(store, request{Op: "flush"})
+			_, err = workspace.Call(store, workspace.Request{Op: "flush"})
 			return err
 		},
 	}

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"time"
 
-	"github.com/ckfs-dev/ckfs/cas"
 	"github.com/ckfs-dev/ckfs/config"
 	"github.com/ckfs-dev/ckfs/gc"
-	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
 )
 
@@ -81,58 +78,12 @@ func runGC(cmd *cobra.Command, dir string, o gcOptions, out io.Writer) error {
 			return withCode(ExitUsage, "--max-size: %v", err)
 		}
 	}
-	res, err := collect(store, p, o.DryRun)
+	res, err := workspace.Collect(store, p, o.DryRun)
 	if err != nil {
 		return err
 	}
 	printGC(out, res, o.JSON)
 	return nil
-}
-
-// collect runs a collection: in the daemon when the workspace is mounted,
-// here (holding the timeline's writer lock) when it is not.
-func collect(store string, p gc.Policy, dry bool) (*gc.Result, error) {
-	if st, err := readDaemonState(store); err == nil && processAlive(st.PID) {
-		rep, err := call(store, request{Op: "gc", GC: &gcRequest{Policy: p, DryRun: dry}})
-		if err != nil {
-			return nil, err
-		}
-		return rep.GC, nil
-	}
-	w, rep, err := index.OpenWriter(store, index.WriterOptions{})
-	if errors.Is(err, index.ErrLocked) {
-		return nil, withCode(ExitBusy, "the store %s is in use (a mount starting or stopping, or a rewind): try again in a moment", store)
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer w.Close()
-	_ = rep // a torn tail was repaired; the collection reads the repaired timeline
-	s, err := cas.Open(store, nil)
-	if err != nil {
-		return nil, err
-	}
-	return gc.Collect(collectOptions(store, s, p, dry, func(fn func(func(...*index.Record) error) error) error {
-		return fn(w.Append)
-	}))
-}
-
-// collectOptions is one collection of store; hold keeps writers still.
-func collectOptions(store string, s *cas.Local, p gc.Policy, dry bool, hold func(func(func(...*index.Record) error) error) error) gc.Options {
-	o := gc.Options{Store: store, CAS: s, Policy: p, DryRun: dry, Now: time.Now(), Hold: hold}
-	// Tests collect objects written a moment ago, and kill the collection
-	// part way (testhooks.go).
-	if g, ok := testSweepGrace(); ok {
-		o.Grace = g
-	}
-	o.AfterDelete = testGCKill()
-	return o
-}
-
-// gcRequest asks a daemon to collect.
-type gcRequest struct {
-	Policy gc.Policy `json:"policy"`
-	DryRun bool      `json:"dry_run,omitempty"`
 }
 
 func printGC(out io.Writer, r *gc.Result, asJSON bool) {

@@ -13,6 +13,7 @@ import (
 	"github.com/ckfs-dev/ckfs/cas"
 	"github.com/ckfs-dev/ckfs/index"
 	"github.com/ckfs-dev/ckfs/session"
+	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
 )
 
@@ -71,7 +72,7 @@ agent's Read, Grep or Glob calls) are left out unless --all.`,
 		Example: "  ckfs log\n  ckfs log --json | jq '.[0]'",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := openView(func() (string, *storeMeta, error) { return findStore(cmd, ".") })
+			v, err := openView(func() (string, *workspace.Meta, error) { return findStore(cmd, ".") })
 			if err != nil {
 				return err
 			}
@@ -84,7 +85,7 @@ agent's Read, Grep or Glob calls) are left out unless --all.`,
 				enc.SetIndent("", "  ")
 				return enc.Encode(entries)
 			}
-			printLog(cmd.OutOrStdout(), entries, v.records)
+			printLog(cmd.OutOrStdout(), entries, v.Records)
 			return nil
 		},
 	}
@@ -94,7 +95,7 @@ agent's Read, Grep or Glob calls) are left out unless --all.`,
 }
 
 func (v *workspaceView) logEntries() []logEntry {
-	h := index.NewHistory(v.records)
+	h := index.NewHistory(v.Records)
 	var out []logEntry
 	files := func(paths map[string]bool, before, after uint64) []logFile {
 		var fs []logFile
@@ -106,13 +107,13 @@ func (v *workspaceView) logEntries() []logEntry {
 		return fs
 	}
 	last := uint64(0)
-	if n := len(v.records); n > 0 {
-		last = v.records[n-1].Seq
+	if n := len(v.Records); n > 0 {
+		last = v.Records[n-1].Seq
 	}
-	wins := index.Windows(v.records)
+	wins := index.Windows(v.Records)
 	together := alongside(wins, last)
 	guessed := map[string]map[string]bool{}
-	for _, r := range v.records {
+	for _, r := range v.Records {
 		if r.By == index.ByGuess {
 			if guessed[r.Window] == nil {
 				guessed[r.Window] = map[string]bool{}
@@ -148,8 +149,8 @@ func (v *workspaceView) logEntries() []logEntry {
 			cur, curPaths = nil, map[string]bool{}
 		}
 	}
-	for i := range v.records {
-		r := &v.records[i]
+	for i := range v.Records {
+		r := &v.Records[i]
 		switch {
 		case r.Kind == index.KindOutside:
 			if cur == nil {
@@ -162,9 +163,9 @@ func (v *workspaceView) logEntries() []logEntry {
 			e := logEntry{Kind: "rewind", ID: r.Op, Time: r.Time, Before: r.Seq, Checkpoint: r.Seq, Target: *r.Target}
 			// Its after images follow it, with its op id as window.
 			ps := map[string]bool{}
-			for j := i + 1; j < len(v.records) && v.records[j].Window == r.Op; j++ {
-				ps[v.records[j].Path] = true
-				e.Checkpoint = v.records[j].Seq
+			for j := i + 1; j < len(v.Records) && v.Records[j].Window == r.Op; j++ {
+				ps[v.Records[j].Path] = true
+				e.Checkpoint = v.Records[j].Seq
 			}
 			e.Files = files(ps, e.Before, e.Checkpoint)
 			out = append(out, e)
@@ -173,7 +174,7 @@ func (v *workspaceView) logEntries() []logEntry {
 		}
 	}
 	flushOutside()
-	marks, _, _ := session.LoadMarks(v.store)
+	marks, _, _ := session.LoadMarks(v.Store)
 	for i := range out {
 		for _, m := range marks {
 			if m.Files <= out[i].Before {
@@ -188,7 +189,7 @@ func (v *workspaceView) logEntries() []logEntry {
 		}
 		out = append(out, e)
 	}
-	w, _ := index.Watermark(v.records)
+	w, _ := index.Watermark(v.Records)
 	for i := range out {
 		out[i].Restorable = out[i].Before >= w
 	}
@@ -239,17 +240,17 @@ func (v *workspaceView) fileChange(h index.History, path string, before, after u
 		f.Dir = true
 		return f, true
 	}
-	from, err := v.content(b.State)
+	from, err := v.Content(b.State)
 	if err == nil {
 		var to []byte
-		if to, err = v.content(a.State); err == nil {
+		if to, err = v.Content(a.State); err == nil {
 			f.Added, f.Removed, f.Binary = lineCounts(from, to)
 			return f, true
 		}
 	}
 	// Only content that checkpoints below the watermark alone needed was
 	// collected on purpose; anything else the store should still hold.
-	wm, _ := index.Watermark(v.records)
+	wm, _ := index.Watermark(v.Records)
 	switch {
 	case errors.Is(err, cas.ErrCorrupt):
 		f.Problem = "damaged"

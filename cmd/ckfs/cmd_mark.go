@@ -7,6 +7,7 @@ import (
 
 	"github.com/ckfs-dev/ckfs/session"
 	"github.com/ckfs-dev/ckfs/transcript"
+	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
 )
 
@@ -51,7 +52,7 @@ rewind --mark N uses each side on its own: --files restores the files,
 // handMark writes a mark by hand: the conversation side is the latest
 // session's last clean position.
 func handMark(store, label string, now time.Time) (*session.Mark, error) {
-	files, err := fileCheckpoint(store, daemonAlive(store))
+	files, err := workspace.FileCheckpoint(store, workspace.DaemonAlive(store))
 	if err != nil {
 		return nil, err
 	}

@@ -15,11 +15,13 @@ import (
 	"time"
 
 	"github.com/ckfs-dev/ckfs/capture"
+	"github.com/ckfs-dev/ckfs/daemon"
+	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
 )
 
 type mountOptions struct {
-	daemonOptions
+	daemon.Options
 	Foreground bool
 }
 
@@ -36,7 +38,7 @@ serving, with the daemon running in the background.`,
   ckfs mount ~/src/app /mnt/app  # serve it at a separate mountpoint`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			root, err := absDir(args[0])
+			root, err := workspace.AbsDir(args[0])
 			if err != nil {
 				return withCode(ExitUsage, "mount: %v", err)
 			}
@@ -45,7 +47,7 @@ serving, with the daemon running in the background.`,
 			}
 			o.Root, o.Mountpoint = root, root
 			if len(args) == 2 {
-				if o.Mountpoint, err = absDir(args[1]); err != nil {
+				if o.Mountpoint, err = workspace.AbsDir(args[1]); err != nil {
 					return withCode(ExitUsage, "mount: %v", err)
 				}
 				if o.Mountpoint == "/" {
@@ -79,18 +81,18 @@ serving, with the daemon running in the background.`,
 }
 
 func runMount(ctx context.Context, o mountOptions, stdout, stderr io.Writer) error {
-	if m, err := readMeta(o.Store); err == nil && m.Root != o.Root {
+	if m, err := workspace.ReadMeta(o.Store); err == nil && m.Root != o.Root {
 		return withCode(ExitRefused, "store %s serves %s, not %s: use another --store", o.Store, m.Root, o.Root)
 	}
-	if st, err := readDaemonState(o.Store); err == nil && processAlive(st.PID) {
+	if st, err := workspace.ReadDaemonState(o.Store); err == nil && workspace.ProcessAlive(st.PID) {
 		return withCode(ExitBusy, "%s is already mounted at %s by daemon pid %d: ckfs unmount %s first", o.Root, st.Mountpoint, st.PID, st.Mountpoint)
 	}
-	if mountedAt(o.Mountpoint) {
+	if workspace.MountedAt(o.Mountpoint) {
 		return withCode(ExitBusy, "%s has a ckfs mount whose daemon is gone: run ckfs unmount %s", o.Mountpoint, o.Mountpoint)
 	}
 	if o.Foreground {
 		fmt.Fprintf(stderr, "serving %s at %s in the foreground (store %s); interrupt to unmount\n", o.Root, o.Mountpoint, o.Store)
-		return runDaemon(ctx, o.daemonOptions, stderr)
+		return daemon.Run(ctx, o.Options, stderr)
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -146,7 +148,7 @@ func runMount(ctx context.Context, o mountOptions, stdout, stderr io.Writer) err
 		<-done
 	}
 	logHint := fmt.Sprintf("; see %s/daemon.log", o.Store)
-	if st, err := readDaemonState(o.Store); err == nil && st.PID == cmd.Process.Pid {
+	if st, err := workspace.ReadDaemonState(o.Store); err == nil && st.PID == cmd.Process.Pid {
 		os.Remove(filepath.Join(o.Store, "daemon.json"))
 	}
 	if fresh {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ckfs-dev/ckfs/rewind"
+	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
 )
 
@@ -77,7 +78,7 @@ func runRevert(cmd *cobra.Command, o revertOptions, out io.Writer) error {
 	if o.Conflict != "refuse" && o.Conflict != "markers" {
 		return withCode(ExitUsage, "--conflict=%s: use refuse or markers", o.Conflict)
 	}
-	v, err := openView(func() (string, *storeMeta, error) { return findStore(cmd, ".") })
+	v, err := openView(func() (string, *workspace.Meta, error) { return findStore(cmd, ".") })
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/ckfs-dev/ckfs/cas"
 	"github.com/ckfs-dev/ckfs/index"
 	"github.com/ckfs-dev/ckfs/rewind"
+	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 )
@@ -107,7 +108,7 @@ keeping what came after it, see ckfs revert.`,
 }
 
 func runRewind(cmd *cobra.Command, o rewindOptions, out io.Writer) error {
-	v, err := openView(func() (string, *storeMeta, error) { return findStore(cmd, ".") })
+	v, err := openView(func() (string, *workspace.Meta, error) { return findStore(cmd, ".") })
 	if err != nil {
 		return err
 	}
@@ -141,25 +142,25 @@ func runRewind(cmd *cobra.Command, o rewindOptions, out io.Writer) error {
 	}
 	switch {
 	case o.To != "":
-		if target, err = v.checkpoint(o.To); err != nil {
+		if target, err = v.Checkpoint(o.To); err != nil {
 			return err
 		}
 		what = fmt.Sprintf("checkpoint %d", target)
 	case o.Last > 0:
-		t, w, err := v.beforeLast(o.Last)
+		t, w, err := v.BeforeLast(o.Last)
 		if err != nil {
 			return err
 		}
 		target = t
 		what = fmt.Sprintf("checkpoint %d, before window %s (%s)", target, w.ID, w.Tool)
 	case o.Undo:
-		t, op, err := rewind.UndoTarget(v.records)
+		t, op, err := rewind.UndoTarget(v.Records)
 		if err != nil {
 			return withCode(ExitRefused, "%v", err)
 		}
 		// Undoing puts back what the rewind replaced; work done since
 		// would be overwritten with it.
-		if changed := rewind.ChangedSince(v.records, t, op); len(changed) > 0 && !o.Force && o.Files && !o.DryRun {
+		if changed := rewind.ChangedSince(v.Records, t, op); len(changed) > 0 && !o.Force && o.Files && !o.DryRun {
 			for i, p := range changed {
 				changed[i] = index.Display(p)
 			}
@@ -194,8 +195,8 @@ func (v *workspaceView) rewindFiles(o rewindOptions, target uint64, what string,
 
 // rewind runs req through the daemon when mounted, or here otherwise.
 func (v *workspaceView) rewind(req rewind.Request) (*rewind.Outcome, error) {
-	if v.mounted {
-		rep, err := call(v.store, request{Op: "rewind", Rewind: &req})
+	if v.Mounted {
+		rep, err := workspace.Call(v.Store, workspace.Request{Op: "rewind", Rewind: &req})
 		if rep != nil && rep.Refused {
 			return rep.Outcome, &rewind.RefusedError{Report: rep.Outcome.Report}
 		}
@@ -214,8 +215,8 @@ func (v *workspaceView) rewind(req rewind.Request) (*rewind.Outcome, error) {
 }
 
 func (v *workspaceView) runJournalOp(name, op string) error {
-	if v.mounted {
-		_, err := call(v.store, request{Op: name, RunOp: op})
+	if v.Mounted {
+		_, err := workspace.Call(v.Store, workspace.Request{Op: name, RunOp: op})
 		return err
 	}
 	return v.local(func(env rewind.Env) error {
@@ -228,10 +229,10 @@ func (v *workspaceView) runJournalOp(name, op string) error {
 
 // local runs fn on the unmounted workspace, holding the store's lock.
 func (v *workspaceView) local(fn func(rewind.Env) error) error {
-	if mountedAt(v.meta.Root) {
-		return withCode(ExitNotMounted, "%s has a ckfs mount whose daemon is gone: run ckfs unmount %s first", v.meta.Root, v.meta.Root)
+	if workspace.MountedAt(v.Meta.Root) {
+		return withCode(ExitNotMounted, "%s has a ckfs mount whose daemon is gone: run ckfs unmount %s first", v.Meta.Root, v.Meta.Root)
 	}
-	w, _, err := index.OpenWriter(v.store, index.WriterOptions{})
+	w, _, err := index.OpenWriter(v.Store, index.WriterOptions{})
 	if errors.Is(err, index.ErrLocked) {
 		return withCode(ExitBusy, "%v", err)
 	}
@@ -239,26 +240,26 @@ func (v *workspaceView) local(fn func(rewind.Env) error) error {
 		return err
 	}
 	defer w.Close()
-	root, err := absDir(v.meta.Root)
+	root, err := workspace.AbsDir(v.Meta.Root)
 	if err != nil {
-		return fmt.Errorf("workspace %s: %w", v.meta.Root, err)
+		return fmt.Errorf("workspace %s: %w", v.Meta.Root, err)
 	}
-	fd, err := openRoot(root)
+	fd, err := workspace.OpenRoot(root)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(fd)
-	cs, err := cas.Open(v.store, nil)
+	cs, err := cas.Open(v.Store, nil)
 	if err != nil {
 		return err
 	}
 	// The view's records were read before the lock was taken: use them
 	// only if nothing was appended since.
-	recs := v.records
+	recs := v.Records
 	if n := len(recs); n > 0 && w.LastSeq() != recs[n-1].Seq || n == 0 && w.LastSeq() != 0 {
 		recs = nil
 	}
-	env, err := rewindEnv(v.store, v.meta.Root, root, cs, fd, w.Append, nil, recs)
+	env, err := workspace.RewindEnv(v.Store, v.Meta.Root, root, cs, fd, w.Append, nil, recs)
 	if err != nil {
 		return err
 	}

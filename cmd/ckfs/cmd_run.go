@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 )
@@ -35,13 +36,13 @@ without hooks: wrap each tool call, or the whole agent, in ckfs run.`,
 				tool = filepath.Base(args[0])
 			}
 			id := "run-" + uuid.NewString()[:8]
-			if _, err := call(store, request{Op: "open", ID: id, Tool: tool, Label: label}); err != nil {
+			if _, err := workspace.Call(store, workspace.Request{Op: "open", ID: id, Tool: tool, Label: label}); err != nil {
 				return err
 			}
 			c := exec.CommandContext(cmd.Context(), args[0], args[1:]...)
 			c.Stdin, c.Stdout, c.Stderr = os.Stdin, cmd.OutOrStdout(), cmd.ErrOrStderr()
 			runErr := c.Run()
-			if _, err := call(store, request{Op: "close", ID: id}); err != nil {
+			if _, err := workspace.Call(store, workspace.Request{Op: "close", ID: id}); err != nil {
 				return fmt.Errorf("the command ran, but closing its window failed: %w", err)
 			}
 			var ee *exec.ExitError

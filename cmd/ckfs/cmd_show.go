@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
 )
 
@@ -28,15 +29,15 @@ with the content as text when it is valid UTF-8 and as base64 otherwise.`,
 			if err := index.ValidatePath(path); err != nil {
 				return withCode(ExitUsage, "%v", err)
 			}
-			v, err := openView(func() (string, *storeMeta, error) { return findStore(cmd, ".") })
+			v, err := openView(func() (string, *workspace.Meta, error) { return findStore(cmd, ".") })
 			if err != nil {
 				return err
 			}
-			seq, err := v.checkpoint(cp)
+			seq, err := v.Checkpoint(cp)
 			if err != nil {
 				return err
 			}
-			e, known := index.NewHistory(v.records).At(path, seq)
+			e, known := index.NewHistory(v.Records).At(path, seq)
 			switch {
 			case !known:
 				return withCode(ExitError, "%s was never recorded: ckfs knows only files written through the mount", path)
@@ -47,7 +48,7 @@ with the content as text when it is valid UTF-8 and as base64 otherwise.`,
 			case e.Type == index.TypeDir:
 				return withCode(ExitError, "%s was a directory at checkpoint %d", path, seq)
 			}
-			b, err := v.content(e.State)
+			b, err := v.Content(e.State)
 			if err != nil {
 				return err
 			}

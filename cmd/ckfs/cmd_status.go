@@ -9,19 +9,20 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
 )
 
 // statusReport is what ckfs status prints.
 type statusReport struct {
-	Root       string      `json:"root"`
-	Store      string      `json:"store"`
-	State      string      `json:"state"` // mounted, not-mounted, dead
-	Mountpoint string      `json:"mountpoint,omitempty"`
-	Daemon     *statusInfo `json:"daemon,omitempty"`
-	StoreBytes int64       `json:"store_bytes"`
-	Objects    int         `json:"objects"`
-	Hint       string      `json:"hint,omitempty"`
+	Root       string                `json:"root"`
+	Store      string                `json:"store"`
+	State      string                `json:"state"` // mounted, not-mounted, dead
+	Mountpoint string                `json:"mountpoint,omitempty"`
+	Daemon     *workspace.StatusInfo `json:"daemon,omitempty"`
+	StoreBytes int64                 `json:"store_bytes"`
+	Objects    int                   `json:"objects"`
+	Hint       string                `json:"hint,omitempty"`
 	// HookProblems counts the lines of the store's hook.log: problems the
 	// agent hooks met (a hook never shows them to the agent).
 	HookProblems int    `json:"hook_problems,omitempty"`
@@ -51,18 +52,18 @@ func newStatusCmd() *cobra.Command {
 	return cmd
 }
 
-func runStatus(store string, meta *storeMeta, asJSON bool, out io.Writer) error {
+func runStatus(store string, meta *workspace.Meta, asJSON bool, out io.Writer) error {
 	r := statusReport{Root: meta.Root, Store: store, State: "not-mounted"}
 	r.StoreBytes, r.Objects = storeUsage(store)
-	if st, err := readDaemonState(store); err == nil {
+	if st, err := workspace.ReadDaemonState(store); err == nil {
 		r.Mountpoint = st.Mountpoint
-		if rep, err := call(store, request{Op: "status"}); err == nil {
+		if rep, err := workspace.Call(store, workspace.Request{Op: "status"}); err == nil {
 			r.State, r.Daemon = "mounted", rep.Status
 		} else {
 			r.State = "dead"
 			r.Hint = fmt.Sprintf("daemon pid %d is not answering; run: ckfs unmount %s", st.PID, st.Mountpoint)
 		}
-	} else if mountedAt(meta.Root) {
+	} else if workspace.MountedAt(meta.Root) {
 		r.State, r.Mountpoint = "dead", meta.Root
 		r.Hint = "a ckfs mount without a daemon; run: ckfs unmount " + meta.Root
 	}
@@ -111,7 +112,7 @@ func storeUsage(store string) (bytes int64, objects int) {
 }
 
 // storeFullLine says what a full store disk did, for status and doctor.
-func storeFullLine(d *statusInfo) string {
+func storeFullLine(d *workspace.StatusInfo) string {
 	s := fmt.Sprintf("%d times the store's disk was full: writes whose pre-image could not be stored were refused (ENOSPC), changes whose post-image could not be stored are recorded as not restorable", d.StoreFull)
 	if d.StoreFullNow {
 		s += "; it is full NOW (since " + d.StoreFullSince.Local().Format("15:04:05") + "): free space on the store's disk, or run ckfs gc"

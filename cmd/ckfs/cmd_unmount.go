@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 )
@@ -38,17 +39,17 @@ keep it busy. If the daemon died, it cleans up the dead mount.`,
 }
 
 func runUnmount(store, root string, out interface{ Write([]byte) (int, error) }) error {
-	st, err := readDaemonState(store)
+	st, err := workspace.ReadDaemonState(store)
 	if err != nil {
-		if mountedAt(root) {
+		if workspace.MountedAt(root) {
 			return cleanDeadMount(store, root, out)
 		}
 		return withCode(ExitNotMounted, "%s is not mounted", root)
 	}
-	if !processAlive(st.PID) {
+	if !workspace.ProcessAlive(st.PID) {
 		return cleanDeadMount(store, st.Mountpoint, out)
 	}
-	if _, err := call(store, request{Op: "unmount"}); err != nil {
+	if _, err := workspace.Call(store, workspace.Request{Op: "unmount"}); err != nil {
 		if inside(parentCwd(), st.Mountpoint) {
 			return fmt.Errorf("%w\nthe shell you ran ckfs unmount from (pid %d) is itself inside %s: cd out of it first (cd /), then run ckfs unmount %s again", err, os.Getppid(), st.Mountpoint, st.Mountpoint)
 		}
@@ -56,10 +57,10 @@ func runUnmount(store, root string, out interface{ Write([]byte) (int, error) })
 	}
 	// Wait for the daemon to exit so the caller can rely on it being gone
 	// (it records the last post-images and syncs the store first).
-	for i := 0; i < 4800 && processAlive(st.PID); i++ {
+	for i := 0; i < 4800 && workspace.ProcessAlive(st.PID); i++ {
 		time.Sleep(25 * time.Millisecond)
 	}
-	if processAlive(st.PID) {
+	if workspace.ProcessAlive(st.PID) {
 		return fmt.Errorf("daemon pid %d did not exit after unmounting %s; see %s", st.PID, st.Mountpoint, filepath.Join(store, "daemon.log"))
 	}
 	fmt.Fprintf(out, "unmounted %s\n", st.Mountpoint)
@@ -73,15 +74,15 @@ func cleanDeadMount(store, mnt string, out interface{ Write([]byte) (int, error)
 		// Detaching "/" would take the machine's root file system with it.
 		return withCode(ExitRefused, "refusing to unmount /: a ckfs mount over / can only go with a reboot (or the end of its mount namespace); ckfs mount no longer mounts /")
 	}
-	if mountedAt(mnt) {
+	if workspace.MountedAt(mnt) {
 		if err := unix.Unmount(mnt, 0); err != nil {
-			if err := detach(mnt); err != nil {
+			if err := workspace.Detach(mnt); err != nil {
 				return fmt.Errorf("unmount dead mount %s: %v; try: fusermount3 -uz %s", mnt, err, mnt)
 			}
 		}
 	}
 	os.Remove(filepath.Join(store, "daemon.json"))
-	os.Remove(socketPath(store))
+	os.Remove(workspace.SocketPath(store))
 	fmt.Fprintf(out, "cleaned up %s (its daemon was not running)\n", mnt)
 	return nil
 }

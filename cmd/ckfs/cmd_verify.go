@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
 )
 
@@ -34,7 +35,8 @@ code 1 when something is wrong.`,
 			if err != nil {
 				return err
 			}
-			rep, err := verifyStore(store, repair, time.Now(), cmd.ErrOrStderr())
+			rep, err := workspace.VerifyStore(store, repair, time.Now(),
+				newProgress(cmd.ErrOrStderr(), "verifying objects", func() int64 { return workspace.ObjectBytes(store) }))
 			if err != nil {
 				return err
 			}
@@ -50,7 +52,7 @@ code 1 when something is wrong.`,
 	return cmd
 }
 
-func printVerify(out io.Writer, r *verifyReport, asJSON bool) {
+func printVerify(out io.Writer, r *workspace.VerifyReport, asJSON bool) {
 	if asJSON {
 		printJSON(out, r)
 		return

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 )
@@ -32,7 +33,7 @@ the same from a shell.`,
 			if id == "" {
 				id = "w-" + uuid.NewString()[:8]
 			}
-			rep, err := call(store, request{Op: "open", ID: id, Tool: tool, Label: label})
+			rep, err := workspace.Call(store, workspace.Request{Op: "open", ID: id, Tool: tool, Label: label})
 			if err != nil {
 				return err
 			}
@@ -54,7 +55,7 @@ the same from a shell.`,
 			if err != nil {
 				return err
 			}
-			rep, err := call(store, request{Op: "close", ID: id})
+			rep, err := workspace.Call(store, workspace.Request{Op: "close", ID: id})
 			if err != nil {
 				return err
 			}
@@ -68,7 +69,7 @@ the same from a shell.`,
 	return cmd
 }
 
-func printWindow(out io.Writer, asJSON bool, what string, rep *reply) error {
+func printWindow(out io.Writer, asJSON bool, what string, rep *workspace.Reply) error {
 	if asJSON {
 		return json.NewEncoder(out).Encode(map[string]any{"id": rep.ID, "seq": rep.Seq})
 	}

@@ -1,6 +1,12 @@
 package main
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/ckfs-dev/ckfs/rewind"
+	"github.com/ckfs-dev/ckfs/workspace"
+)
 
 // Exit codes. Stable and never reused; README.md documents them.
 const (
@@ -24,4 +30,24 @@ func (e *exitError) Unwrap() error { return e.err }
 // withCode attaches an exit code to an error.
 func withCode(code int, format string, a ...any) error {
 	return &exitError{code: code, err: fmt.Errorf(format, a...)}
+}
+
+// exitCode is the exit code of a command's error: its own, or its kind's.
+func exitCode(err error) int {
+	var ee *exitError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.Is(err, workspace.ErrUsage):
+		return ExitUsage
+	case errors.Is(err, workspace.ErrRefused), errors.Is(err, rewind.ErrRefused):
+		return ExitRefused
+	case errors.Is(err, workspace.ErrNotMounted):
+		return ExitNotMounted
+	case errors.Is(err, workspace.ErrBusy):
+		return ExitBusy
+	}
+	return ExitError
 }

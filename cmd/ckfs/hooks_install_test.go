@@ -98,3 +98,28 @@ func FuzzMergeHooks(f *testing.F) {
 		}
 	})
 }
+
+func TestHookSettingsShape(t *testing.T) {
+	var s struct {
+		Hooks map[string][]struct {
+			Matcher string `json:"matcher"`
+			Hooks   []struct {
+				Type    string `json:"type"`
+				Command string `json:"command"`
+			} `json:"hooks"`
+		} `json:"hooks"`
+	}
+	b, _ := json.Marshal(hookSettings("/opt/my tools/ckfs", "claude"))
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure"} {
+		g := s.Hooks[ev]
+		if len(g) != 1 || len(g[0].Hooks) != 1 || g[0].Hooks[0].Type != "command" || g[0].Hooks[0].Command != "'/opt/my tools/ckfs' hook claude" {
+			t.Errorf("%s: %+v", ev, g)
+		}
+	}
+	if s.Hooks["PreToolUse"][0].Matcher != "*" {
+		t.Errorf("PreToolUse matcher %q", s.Hooks["PreToolUse"][0].Matcher)
+	}
+}

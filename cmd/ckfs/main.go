@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ckfs-dev/ckfs/rewind"
 	"os"
 	"runtime/debug"
 	"runtime/pprof"
@@ -53,18 +52,10 @@ func run(ctx context.Context, args []string) int {
 	if isNotConnected(err) {
 		err = fmt.Errorf("%w: a ckfs mount whose daemon is gone; ckfs doctor names it and the command that cleans it up", err)
 	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		if !ee.silent {
-			fmt.Fprintln(os.Stderr, "ckfs:", err)
-		}
-		return ee.code
+	if ee := (*exitError)(nil); !errors.As(err, &ee) || !ee.silent {
+		fmt.Fprintln(os.Stderr, "ckfs:", err)
 	}
-	fmt.Fprintln(os.Stderr, "ckfs:", err)
-	if errors.Is(err, rewind.ErrRefused) {
-		return ExitRefused
-	}
-	return ExitError
+	return exitCode(err)
 }
 
 func newRootCmd() *cobra.Command {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 
+	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 )
@@ -18,7 +19,7 @@ func runPicker(cmd *cobra.Command, o rewindOptions, out io.Writer) error {
 	if !term.IsTerminal(in) || !term.IsTerminal(outFd) {
 		return withCode(ExitUsage, "rewind -i needs a terminal; without one use ckfs log, then ckfs rewind --to or --mark")
 	}
-	v, err := openView(func() (string, *storeMeta, error) { return findStore(cmd, ".") })
+	v, err := openView(func() (string, *workspace.Meta, error) { return findStore(cmd, ".") })
 	if err != nil {
 		return err
 	}

@@ -3,9 +3,7 @@ package main
 import (
 	"io"
 	"os"
-	"path/filepath"
 
-	"github.com/ckfs-dev/ckfs/cas"
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 )
@@ -45,10 +43,4 @@ func (p *progress) Finish() {
 	if p.bar != nil {
 		p.bar.Finish()
 	}
-}
-
-// storedBytes sums the size of every object file (one stat each, no
-// reads), for a progress bar's total.
-func storedBytes(s *cas.Local) func() int64 {
-	return func() int64 { return dirBytes(filepath.Join(s.Dir(), "objects")) }
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ckfs-dev/ckfs/session"
+	"github.com/ckfs-dev/ckfs/workspace"
 )
 
 // runRewindMark rewinds to a mark, each side on its own timeline: the
@@ -19,7 +20,7 @@ func runRewindMark(v *workspaceView, o rewindOptions, out io.Writer) error {
 	if o.SumFrom && o.SumUpTo {
 		return withCode(ExitUsage, "give --summarize-from or --summarize-up-to, not both")
 	}
-	m, err := findMark(v.store, o.Mark)
+	m, err := findMark(v.Store, o.Mark)
 	if err != nil {
 		return err
 	}
@@ -35,15 +36,15 @@ func runRewindMark(v *workspaceView, o rewindOptions, out io.Writer) error {
 	doConv := o.Conversation || preview
 	summarizer := o.Summarizer
 	if summarizer == "" {
-		if cfg, _, err := loadConfig(v.meta.Root); err == nil {
+		if cfg, _, err := loadConfig(v.Meta.Root); err == nil {
 			summarizer = cfg.Conversation.Summarizer
 		}
 	}
 	now := time.Now()
-	var conv *convPlan
+	var conv *workspace.ConvPlan
 	var convErr error
 	if doConv {
-		conv, convErr = planConversation(v.store, m, mode, "", now)
+		conv, convErr = workspace.PlanConversation(v.Store, m, mode, "", now)
 		if convErr != nil && !preview {
 			return convErr // refuse before a file is touched
 		}
@@ -77,7 +78,7 @@ func runRewindMark(v *workspaceView, o rewindOptions, out io.Writer) error {
 			result["conversation_error"] = convErr.Error()
 		} else {
 			if !preview {
-				if err := conv.apply(v.store, summarizer, now); err != nil {
+				if err := conv.Apply(v.Store, summarizer, now); err != nil {
 					if o.Files {
 						err = fmt.Errorf("the files were rewound (ckfs rewind --files --undo puts them back), but the conversation was not forked: %w", err)
 					}
@@ -86,7 +87,7 @@ func runRewindMark(v *workspaceView, o rewindOptions, out io.Writer) error {
 			}
 			result["conversation"] = conv
 			if !o.JSON {
-				conv.print(out)
+				printConvPlan(out, conv)
 			}
 		}
 	} else if !o.JSON {

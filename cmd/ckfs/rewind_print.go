@@ -134,11 +134,11 @@ func (v *workspaceView) stepChange(s rewind.Step, applied, diff bool) (string, s
 			return "", ""
 		}
 	}
-	now, _, err := v.diskContent(s.Path)
+	now, _, err := v.DiskContent(s.Path)
 	if err != nil {
 		return "(cannot read it now: " + err.Error() + ")", ""
 	}
-	then, err := v.content(s.Target)
+	then, err := v.Content(s.Target)
 	if err != nil {
 		return fmt.Sprintf("(cannot read the checkpoint's content: %v)", err), ""
 	}

@@ -19,22 +19,29 @@ const module = "github.com/ckfs-dev/ckfs"
 var forbidden = map[string][]string{
 	"cas":     {"*"},
 	"index":   {"*"},
-	"capture": {"fusefs", "rewind", "cmd/ckfs"},
-	"fusefs":  {"rewind", "cmd/ckfs"},
-	"rewind":  {"fusefs", "capture", "cmd/ckfs", "gc"},
-	"gc":      {"fusefs", "capture", "cmd/ckfs"},
-	"config":  {"*"},
+	"capture": {"fusefs", "rewind", "workspace", "daemon", "cmd/ckfs"},
+	"fusefs":  {"rewind", "workspace", "daemon", "cmd/ckfs"},
+	"rewind":  {"fusefs", "capture", "workspace", "daemon", "cmd/ckfs", "gc"},
+	"gc":      {"fusefs", "capture", "workspace", "daemon", "cmd/ckfs"},
+	// The client side of a workspace (store discovery, the control
+	// protocol, rewind, verify and hook set-up) never links the mount: a
+	// command or a hook talks to the daemon over the socket.
+	"workspace": {"fusefs", "capture", "daemon", "cmd/ckfs"},
+	// The daemon serves the mount; it never reaches up into the CLI.
+	"daemon": {"cmd/ckfs"},
+	"config": {"*"},
 	// The two timelines never know each other: the conversation side
 	// imports nothing of the file side, nor the file side of it.
-	"session":    {"index", "cas", "capture", "fusefs", "rewind", "gc", "cmd/ckfs"},
+	"session":    {"index", "cas", "capture", "fusefs", "rewind", "gc", "workspace", "daemon", "cmd/ckfs"},
 	"transcript": {"*"},
 	// The leaf helpers import nothing of ckfs, so any package may use them.
-	"internal/proc":    {"*"},
-	"internal/durable": {"*"},
+	"internal/proc":     {"*"},
+	"internal/durable":  {"*"},
+	"internal/safename": {"*"},
 }
 
 // leaves are the helpers every package may import, "*" rules included.
-var leaves = []string{"internal/durable"}
+var leaves = []string{"internal/durable", "internal/safename"}
 
 type pkg struct {
 	ImportPath string
@@ -74,7 +81,7 @@ func TestLayering(t *testing.T) {
 			}
 		}
 	}
-	for _, must := range []string{"cas", "index"} {
+	for _, must := range []string{"cas", "index", "workspace", "daemon"} {
 		if !seen[must] {
 			t.Errorf("package %s not found by go list", must)
 		}

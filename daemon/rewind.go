@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"errors"
@@ -6,22 +6,23 @@ import (
 
 	"github.com/ckfs-dev/ckfs/index"
 	"github.com/ckfs-dev/ckfs/rewind"
+	"github.com/ckfs-dev/ckfs/workspace"
 )
 
 // rewind runs a file rewind (or its rollback or abandon) inside the
 // daemon, with capture stopped, then drops the kernel's caches of every
 // path it wrote so the mount shows the restored bytes at once.
-func (d *daemon) rewind(req request) reply {
+func (d *daemon) rewind(req workspace.Request) workspace.Reply {
 	d.opMu.Lock()
 	defer d.opMu.Unlock()
 	var out *rewind.Outcome
 	var touched []string
 	err := d.rec.Exclusive(func(appendFn func(...*index.Record) error, openWindows []string) error {
-		meta, err := readMeta(d.o.Store)
+		meta, err := workspace.ReadMeta(d.o.Store)
 		if err != nil {
 			return err
 		}
-		env, err := rewindEnv(d.o.Store, meta.Root, d.o.Root, d.store, d.rootFd, appendFn, openWindows, nil)
+		env, err := workspace.RewindEnv(d.o.Store, meta.Root, d.o.Root, d.store, d.rootFd, appendFn, openWindows, nil)
 		if err != nil {
 			return err
 		}
@@ -58,12 +59,12 @@ func (d *daemon) rewind(req request) reply {
 		d.log.Warn("rewind", "op", req.Op, "err", err)
 		var re *rewind.RefusedError
 		if errors.As(err, &re) {
-			return reply{Error: err.Error(), Code: ExitRefused, Refused: true, Outcome: out}
+			return workspace.Reply{Error: err.Error(), Code: workspace.CodeRefused, Refused: true, Outcome: out}
 		}
 		if errors.Is(err, rewind.ErrRefused) {
-			return reply{Error: err.Error(), Code: ExitRefused, Outcome: out}
+			return workspace.Reply{Error: err.Error(), Code: workspace.CodeRefused, Outcome: out}
 		}
-		return reply{Error: fmt.Sprint(err), Code: ExitError, Outcome: out}
+		return workspace.Reply{Error: fmt.Sprint(err), Code: workspace.CodeError, Outcome: out}
 	}
-	return reply{OK: true, Outcome: out}
+	return workspace.Reply{OK: true, Outcome: out}
 }

@@ -1,4 +1,4 @@
-package main
+package workspace
 
 import (
 	"fmt"
@@ -10,13 +10,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func openRoot(root string) (int, error) {
+func OpenRoot(root string) (int, error) {
 	return unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 }
 
-// busyProcesses lists the processes whose working directory, root or open
+// BusyProcesses lists the processes whose working directory, root or open
 // files are under mnt, read from /proc without touching the mount.
-func busyProcesses(mnt string) []string {
+func BusyProcesses(mnt string) []string {
 	ents, _ := os.ReadDir("/proc")
 	self := os.Getpid()
 	var out []string
@@ -34,7 +34,7 @@ func busyProcesses(mnt string) []string {
 		}
 		for _, l := range links {
 			t, err := os.Readlink(l)
-			if err == nil && within(t, mnt) {
+			if err == nil && Within(t, mnt) {
 				comm, _ := os.ReadFile(filepath.Join(dir, "comm"))
 				out = append(out, fmt.Sprintf("pid %d (%s) uses %s", pid, strings.TrimSpace(string(comm)), t))
 				break
@@ -44,9 +44,9 @@ func busyProcesses(mnt string) []string {
 	return out
 }
 
-// mountedAt reports whether a FUSE file system of ckfs is mounted at mnt.
-func mountedAt(mnt string) bool {
-	for _, m := range ckfsMounts() {
+// MountedAt reports whether a FUSE file system of ckfs is mounted at mnt.
+func MountedAt(mnt string) bool {
+	for _, m := range Mounts() {
 		if m.point == mnt {
 			return true
 		}
@@ -54,17 +54,17 @@ func mountedAt(mnt string) bool {
 	return false
 }
 
-// ckfsMount is a ckfs mount in /proc/self/mountinfo: its mountpoint and
+// MountEntry is a ckfs mount in /proc/self/mountinfo: its mountpoint and
 // the store its daemon named as the mount's source ("" for a daemon that
 // did not).
-type ckfsMount struct{ point, store string }
+type MountEntry struct{ point, store string }
 
-func ckfsMounts() []ckfsMount {
+func Mounts() []MountEntry {
 	b, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		return nil
 	}
-	var out []ckfsMount
+	var out []MountEntry
 	for _, l := range strings.Split(string(b), "\n") {
 		f := strings.Fields(l)
 		for i, x := range f {
@@ -72,24 +72,24 @@ func ckfsMounts() []ckfsMount {
 				continue
 			}
 			src := unescapeMount(f[i+2])
-			if store, ok := strings.CutPrefix(src, sourcePrefix); ok || src == "ckfs" {
-				out = append(out, ckfsMount{point: unescapeMount(f[4]), store: store})
+			if store, ok := strings.CutPrefix(src, SourcePrefix); ok || src == "ckfs" {
+				out = append(out, MountEntry{point: unescapeMount(f[4]), store: store})
 			}
 		}
 	}
 	return out
 }
 
-// sourcePrefix starts the mount source a daemon gives its mount: the
+// SourcePrefix starts the mount source a daemon gives its mount: the
 // store follows.
-const sourcePrefix = "ckfs:"
+const SourcePrefix = "ckfs:"
 
-// servingStore returns the store named by the ckfs mount nearest at or
+// ServingStore returns the store named by the ckfs mount nearest at or
 // above path: the daemon's own record of which store serves it.
-func servingStore(path string) (string, bool) {
-	best := ckfsMount{}
-	for _, m := range ckfsMounts() {
-		if m.store != "" && within(path, m.point) && len(m.point) > len(best.point) {
+func ServingStore(path string) (string, bool) {
+	best := MountEntry{}
+	for _, m := range Mounts() {
+		if m.store != "" && Within(path, m.point) && len(m.point) > len(best.point) {
 			best = m
 		}
 	}
@@ -115,13 +115,13 @@ func unescapeMount(s string) string {
 	return b.String()
 }
 
-// detach unmounts lazily: the mount disappears now, and is released when
+// Detach unmounts lazily: the mount disappears now, and is released when
 // its last user lets go.
-func detach(mnt string) error { return unix.Unmount(mnt, unix.MNT_DETACH) }
+func Detach(mnt string) error { return unix.Unmount(mnt, unix.MNT_DETACH) }
 
-// processAlive reports whether pid runs (a zombie, killed but not yet
+// ProcessAlive reports whether pid runs (a zombie, killed but not yet
 // reaped, does not).
-func processAlive(pid int) bool {
+func ProcessAlive(pid int) bool {
 	if pid <= 0 || unix.Kill(pid, 0) != nil {
 		return false
 	}
@@ -136,13 +136,13 @@ func processAlive(pid int) bool {
 	return true
 }
 
-// adoptOrphans makes this process the reaper of the daemons its children
+// AdoptOrphans makes this process the reaper of the daemons its children
 // start (a daemon is orphaned when ckfs mount returns), so that they are
 // reaped here and never linger as zombies.
-func adoptOrphans() { unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) }
+func AdoptOrphans() { unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) }
 
-// reapChildren collects every child that has exited.
-func reapChildren() {
+// ReapChildren collects every child that has exited.
+func ReapChildren() {
 	for {
 		var ws unix.WaitStatus
 		if pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil); pid <= 0 || err != nil {

@@ -1,8 +1,7 @@
-package main
+package workspace
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,7 +17,7 @@ func FuzzHookInput(f *testing.F) {
 	f.Add([]byte(`{"session_id":"s","cwd":"/r","hook_event_name":"PostToolUse","tool_use_id":"call_1","turn_id":"t1","model":"gpt-5-codex","tool_response":{"exit_code":0}}`))
 	f.Add([]byte(`{"cwd":"relative","hook_event_name":"SessionStart"}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		in, err := parseHookInput(b)
+		in, err := ParseHookInput(b)
 		if err != nil {
 			return
 		}
@@ -28,7 +27,7 @@ func FuzzHookInput(f *testing.F) {
 		if in.SessionID != "" && !session.ValidID(in.SessionID) {
 			t.Fatalf("accepted a session id that names a path: %q", in.SessionID)
 		}
-		toolLabel(in.ToolInput) // must not panic
+		ToolLabel(in.ToolInput) // must not panic
 	})
 }
 
@@ -39,37 +38,12 @@ func TestHookFailsOpen(t *testing.T) {
 		var stderr bytes.Buffer
 		home := t.TempDir()
 		t.Setenv("CKFS_HOME", home)
-		runHook("claude", strings.NewReader(in), &stderr, time.Now())
+		RunHook("claude", strings.NewReader(in), &stderr, time.Now())
 		if stderr.Len() != 0 {
 			t.Errorf("input %q: the hook printed %q", in, stderr.String())
 		}
 		if b, err := os.ReadFile(filepath.Join(home, "hook.log")); err != nil || len(b) == 0 {
 			t.Errorf("input %q: the problem was not logged: %v", in, err)
 		}
-	}
-}
-
-func TestHookSettingsShape(t *testing.T) {
-	var s struct {
-		Hooks map[string][]struct {
-			Matcher string `json:"matcher"`
-			Hooks   []struct {
-				Type    string `json:"type"`
-				Command string `json:"command"`
-			} `json:"hooks"`
-		} `json:"hooks"`
-	}
-	b, _ := json.Marshal(hookSettings("/opt/my tools/ckfs", "claude"))
-	if err := json.Unmarshal(b, &s); err != nil {
-		t.Fatal(err)
-	}
-	for _, ev := range []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure"} {
-		g := s.Hooks[ev]
-		if len(g) != 1 || len(g[0].Hooks) != 1 || g[0].Hooks[0].Type != "command" || g[0].Hooks[0].Command != "'/opt/my tools/ckfs' hook claude" {
-			t.Errorf("%s: %+v", ev, g)
-		}
-	}
-	if s.Hooks["PreToolUse"][0].Matcher != "*" {
-		t.Errorf("PreToolUse matcher %q", s.Hooks["PreToolUse"][0].Matcher)
 	}
 }

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package main
+package daemon
 
 import "golang.org/x/sys/unix"
 

@@ -1,12 +1,12 @@
-package main
+package daemon
 
 import (
-	"io/fs"
 	"path/filepath"
 	"time"
 
 	"github.com/ckfs-dev/ckfs/gc"
 	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/workspace"
 )
 
 // collect runs a collection in the daemon. The watermark is decided with
@@ -16,7 +16,7 @@ import (
 func (d *daemon) collect(p gc.Policy, dry bool) (*gc.Result, error) {
 	d.opMu.Lock()
 	defer d.opMu.Unlock()
-	res, err := gc.Collect(collectOptions(d.o.Store, d.store, p, dry, func(fn func(func(...*index.Record) error) error) error {
+	res, err := gc.Collect(workspace.CollectOptions(d.o.Store, d.store, p, dry, func(fn func(func(...*index.Record) error) error) error {
 		return d.rec.Exclusive(func(appendFn func(...*index.Record) error, _ []string) error { return fn(appendFn) })
 	}))
 	if err == nil && !dry {
@@ -33,7 +33,7 @@ func (d *daemon) maybeCollect(now time.Time) {
 		return
 	}
 	d.lastSizeCheck = now
-	if n := dirBytes(filepath.Join(d.o.Store, "objects")); n <= r.MaxSize {
+	if n := workspace.DirBytes(filepath.Join(d.o.Store, "objects")); n <= r.MaxSize {
 		return
 	}
 	if _, err := d.collect(gc.Policy{Keep: r.Keep, MaxAge: r.MaxAge, MaxSize: r.MaxSize}, false); err != nil {
@@ -50,25 +50,11 @@ func (d *daemon) collectAtStop(tl *index.Writer) {
 	}
 	d.opMu.Lock()
 	defer d.opMu.Unlock()
-	res, err := gc.Collect(collectOptions(d.o.Store, d.store, gc.Policy{Keep: r.Keep, MaxAge: r.MaxAge, MaxSize: r.MaxSize}, false,
+	res, err := gc.Collect(workspace.CollectOptions(d.o.Store, d.store, gc.Policy{Keep: r.Keep, MaxAge: r.MaxAge, MaxSize: r.MaxSize}, false,
 		func(fn func(func(...*index.Record) error) error) error { return fn(tl.Append) }))
 	if err != nil {
 		d.log.Error("collection after unmount", "err", err)
 		return
 	}
 	d.log.Info("collected after unmount", "watermark", res.Watermark, "deleted", res.Deleted, "freed", res.Freed)
-}
-
-// dirBytes sums the sizes of the files under dir.
-func dirBytes(dir string) int64 {
-	var n int64
-	filepath.WalkDir(dir, func(_ string, e fs.DirEntry, err error) error {
-		if err == nil && !e.IsDir() {
-			if i, err := e.Info(); err == nil {
-				n += i.Size()
-			}
-		}
-		return nil
-	})
-	return n
 }

@@ -1,4 +1,4 @@
-package main
+package workspace
 
 import (
 	"encoding/json"
@@ -9,10 +9,10 @@ import (
 	"github.com/ckfs-dev/ckfs/session"
 )
 
-// hookInput is what Claude Code and Codex CLI send a command hook on
+// HookInput is what Claude Code and Codex CLI send a command hook on
 // stdin: the common fields of every event and those of the events ckfs
 // handles. Fields ckfs does not need are ignored.
-type hookInput struct {
+type HookInput struct {
 	SessionID      string          `json:"session_id"`
 	TranscriptPath string          `json:"transcript_path"`
 	Cwd            string          `json:"cwd"`
@@ -25,14 +25,14 @@ type hookInput struct {
 	TurnID         string          `json:"turn_id"`     // Codex
 }
 
-// maxHookInput bounds what a hook reads: tool inputs carry whole files.
-const maxHookInput = 64 << 20
+// MaxHookInput bounds what a hook reads: tool inputs carry whole files.
+const MaxHookInput = 64 << 20
 
-// parseHookInput decodes and checks hook input. It never trusts a path or
+// ParseHookInput decodes and checks hook input. It never trusts a path or
 // an id to be well formed: every field used to name a file or a window is
 // checked here.
-func parseHookInput(b []byte) (*hookInput, error) {
-	var in hookInput
+func ParseHookInput(b []byte) (*HookInput, error) {
+	var in HookInput
 	if err := json.Unmarshal(b, &in); err != nil {
 		return nil, fmt.Errorf("hook input is not a JSON object: %v", err)
 	}
@@ -57,16 +57,16 @@ func parseHookInput(b []byte) (*hookInput, error) {
 	return &in, nil
 }
 
-// toolLabel is a one-line description of a tool call for ckfs log: the
+// ToolLabel is a one-line description of a tool call for ckfs log: the
 // command of a shell tool, the file of an edit tool.
-func toolLabel(input json.RawMessage) string {
+func ToolLabel(input json.RawMessage) string {
 	var m map[string]any
 	if json.Unmarshal(input, &m) != nil {
 		return ""
 	}
 	for _, k := range []string{"command", "cmd", "file_path", "path", "notebook_path", "description", "pattern"} {
 		if s, ok := inputString(m[k]); ok {
-			return firstLine(s, 200)
+			return FirstLine(s, 200)
 		}
 	}
 	return ""
@@ -105,7 +105,7 @@ func toolCommand(input json.RawMessage) string {
 	return ""
 }
 
-func firstLine(s string, n int) string {
+func FirstLine(s string, n int) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i] + " …"
 	}

@@ -1,4 +1,14 @@
-package main
+// Package testhooks holds the hooks the crash and collection tests use to
+// reach states that cannot otherwise be timed: every CKFS_TEST_*
+// environment variable ckfs reads is here, and none is ever set in normal
+// use.
+//
+//	CKFS_TEST_REWIND_KILL_AT=N    SIGKILL the rewind after operation N (-1: right after its journal is written)
+//	CKFS_TEST_REWIND_FAIL_AT=N[:EACCES]   fail operation N with ENOSPC (or EACCES)
+//	CKFS_TEST_GC_KILL_AT=N        SIGKILL a collection after its N-th deletion
+//	CKFS_TEST_SWEEP_GRACE=DUR     collect objects younger than the usual grace period
+//	CKFS_TEST_SIZE_CHECK_EVERY=DUR   how often a daemon with a size limit measures its store (default a minute)
+package testhooks
 
 import (
 	"os"
@@ -10,25 +20,15 @@ import (
 	"github.com/ckfs-dev/ckfs/rewind"
 )
 
-// The hooks the crash and collection tests use to reach states that
-// cannot otherwise be timed: every CKFS_TEST_* environment variable ckfs
-// reads is here, and none is ever set in normal use.
-//
-//	CKFS_TEST_REWIND_KILL_AT=N    SIGKILL the rewind after operation N (-1: right after its journal is written)
-//	CKFS_TEST_REWIND_FAIL_AT=N[:EACCES]   fail operation N with ENOSPC (or EACCES)
-//	CKFS_TEST_GC_KILL_AT=N        SIGKILL a collection after its N-th deletion
-//	CKFS_TEST_SWEEP_GRACE=DUR     collect objects younger than the usual grace period
-//	CKFS_TEST_SIZE_CHECK_EVERY=DUR   how often a daemon with a size limit measures its store (default a minute)
-
-// testSweepGrace returns CKFS_TEST_SWEEP_GRACE, if set.
-func testSweepGrace() (time.Duration, bool) {
+// SweepGrace returns CKFS_TEST_SWEEP_GRACE, if set.
+func SweepGrace() (time.Duration, bool) {
 	g, err := time.ParseDuration(os.Getenv("CKFS_TEST_SWEEP_GRACE"))
 	return g, err == nil
 }
 
-// testGCKill returns the hook that kills a collection after its N-th
+// GCKill returns the hook that kills a collection after its N-th
 // deletion (CKFS_TEST_GC_KILL_AT), or nil.
-func testGCKill() func(int) {
+func GCKill() func(int) {
 	n, err := strconv.Atoi(os.Getenv("CKFS_TEST_GC_KILL_AT"))
 	if err != nil {
 		return nil
@@ -40,18 +40,18 @@ func testGCKill() func(int) {
 	}
 }
 
-// sizeCheckEvery is how often a daemon with a size limit measures its
+// SizeCheckEvery is how often a daemon with a size limit measures its
 // store (CKFS_TEST_SIZE_CHECK_EVERY shortens it).
-func sizeCheckEvery() time.Duration {
+func SizeCheckEvery() time.Duration {
 	if d, err := time.ParseDuration(os.Getenv("CKFS_TEST_SIZE_CHECK_EVERY")); err == nil {
 		return d
 	}
 	return time.Minute
 }
 
-// testFaultHook kills or fails a rewind at a chosen operation
+// RewindFault kills or fails a rewind at a chosen operation
 // (CKFS_TEST_REWIND_KILL_AT, CKFS_TEST_REWIND_FAIL_AT), or is nil.
-func testFaultHook() func(int, rewind.Op) error {
+func RewindFault() func(int, rewind.Op) error {
 	kill, kerr := strconv.Atoi(os.Getenv("CKFS_TEST_REWIND_KILL_AT"))
 	failSpec := os.Getenv("CKFS_TEST_REWIND_FAIL_AT")
 	failAt, ferr := strconv.Atoi(strings.Split(failSpec, ":")[0])

@@ -1,4 +1,4 @@
-package main
+package workspace
 
 import (
 	"fmt"
@@ -9,11 +9,11 @@ import (
 // maxSockPath is what fits in sockaddr_un's sun_path with its NUL.
 const maxSockPath = 107
 
-// sockAddr returns an address for the socket at path that fits in
+// SockAddr returns an address for the socket at path that fits in
 // sun_path: path itself, or, for a long one, the same file reached through
 // a descriptor of its directory (/proc/self/fd/N/NAME). done closes that
 // descriptor once the bind or connect is made.
-func sockAddr(path string) (addr string, done func(), err error) {
+func SockAddr(path string) (addr string, done func(), err error) {
 	if len(path) <= maxSockPath {
 		return path, func() {}, nil
 	}

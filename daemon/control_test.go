@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"bufio"
@@ -9,10 +9,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/ckfs-dev/ckfs/workspace"
 )
 
 // startControl serves a control socket with handle in a temp directory.
-func startControl(t testing.TB, handle func(request) reply) string {
+func startControl(t testing.TB, handle func(workspace.Request) workspace.Reply) string {
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "control.sock")
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"})
@@ -27,8 +29,8 @@ func startControl(t testing.TB, handle func(request) reply) string {
 
 // A malformed request gets an error reply, and the daemon keeps serving.
 func TestControlMalformedRequests(t *testing.T) {
-	store := startControl(t, func(r request) reply { return reply{OK: true, ID: r.ID} })
-	c, err := net.Dial("unix", socketPath(store))
+	store := startControl(t, func(r workspace.Request) workspace.Reply { return workspace.Reply{OK: true, ID: r.ID} })
+	c, err := net.Dial("unix", workspace.SocketPath(store))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +44,7 @@ func TestControlMalformedRequests(t *testing.T) {
 		if err != nil {
 			t.Fatalf("no reply to %q: %v", line, err)
 		}
-		var rep reply
+		var rep workspace.Reply
 		if err := json.Unmarshal(b, &rep); err != nil {
 			t.Fatalf("reply to %q is not JSON: %s", line, b)
 		}
@@ -52,7 +54,7 @@ func TestControlMalformedRequests(t *testing.T) {
 		}
 	}
 	// The socket still answers a new client.
-	rep, err := call(store, request{Op: "status", ID: "again"})
+	rep, err := workspace.Call(store, workspace.Request{Op: "status", ID: "again"})
 	if err != nil || rep.ID != "again" {
 		t.Fatalf("after malformed requests: %+v %v", rep, err)
 	}
@@ -60,14 +62,14 @@ func TestControlMalformedRequests(t *testing.T) {
 
 // An oversized request is refused with an error reply, not a crash.
 func TestControlOversizedRequest(t *testing.T) {
-	store := startControl(t, func(request) reply { return reply{OK: true} })
-	c, err := net.Dial("unix", socketPath(store))
+	store := startControl(t, func(workspace.Request) workspace.Reply { return workspace.Reply{OK: true} })
+	c, err := net.Dial("unix", workspace.SocketPath(store))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	go c.Write([]byte(`{"op":"open","label":"` + strings.Repeat("x", 2*maxRequest) + "\"}\n"))
-	var rep reply
+	go c.Write([]byte(`{"op":"open","label":"` + strings.Repeat("x", 2*workspace.MaxRequest) + "\"}\n"))
+	var rep workspace.Reply
 	if err := json.NewDecoder(c).Decode(&rep); err != nil || rep.OK || !strings.Contains(rep.Error, "malformed") {
 		t.Fatalf("oversized request: %+v %v", rep, err)
 	}
@@ -77,18 +79,18 @@ func FuzzControlRequest(f *testing.F) {
 	f.Add([]byte(`{"op":"open","id":"toolu_01","tool":"Bash","label":"sed"}`))
 	f.Add([]byte(`{"op":"rewind","rewind":{"target":3,"apply":true}}`))
 	f.Add([]byte(`{"op":1}`))
-	store := startControl(f, func(r request) reply { return reply{OK: r.Op != "", ID: r.ID} })
+	store := startControl(f, func(r workspace.Request) workspace.Reply { return workspace.Reply{OK: r.Op != "", ID: r.ID} })
 	f.Fuzz(func(t *testing.T, line []byte) {
 		if strings.ContainsAny(string(line), "\n") {
 			return
 		}
-		c, err := net.Dial("unix", socketPath(store))
+		c, err := net.Dial("unix", workspace.SocketPath(store))
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer c.Close()
 		c.Write(append(line, '\n'))
-		var rep reply
+		var rep workspace.Reply
 		if err := json.NewDecoder(c).Decode(&rep); err != nil {
 			t.Fatalf("no reply to %q: %v", line, err)
 		}

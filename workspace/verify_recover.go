@@ -1,4 +1,4 @@
-package main
+package workspace
 
 import (
 	"fmt"
@@ -18,8 +18,8 @@ import (
 // holds any more is moved to quarantine/ (never deleted: the damaged bytes
 // may still help a person), which leaves it missing.
 
-// quarantineDir holds what verify --repair took out of the store.
-const quarantineDir = "quarantine"
+// QuarantineDir holds what verify --repair took out of the store.
+const QuarantineDir = "quarantine"
 
 // recoverCorrupt tries to recover each corrupt object from the workspace
 // files recorded with its content; it returns what it did and the objects
@@ -31,7 +31,7 @@ func recoverCorrupt(store string, s *cas.Local, recs []index.Record, corrupt []s
 			byHash[r.Hash] = append(byHash[r.Hash], r.Path)
 		}
 	}
-	dir, closeDir := workspaceDir(store)
+	dir, closeDir := Dir(store)
 	defer closeDir()
 	for _, c := range corrupt {
 		h, _ := cas.ParseHash(c)
@@ -62,20 +62,20 @@ func quarantine(store string, s *cas.Local, c string) error {
 	if err != nil {
 		return err
 	}
-	q := filepath.Join(store, quarantineDir)
+	q := filepath.Join(store, QuarantineDir)
 	if err := os.MkdirAll(q, 0o700); err != nil {
 		return err
 	}
 	return os.Rename(s.Path(h), filepath.Join(q, h.Hex()))
 }
 
-// workspaceDir opens the root the store serves, for reading beneath it only.
-func workspaceDir(store string) (*rewind.Dir, func()) {
-	meta, err := readMeta(store)
+// Dir opens the root the store serves, for reading beneath it only.
+func Dir(store string) (*rewind.Dir, func()) {
+	meta, err := ReadMeta(store)
 	if err != nil {
 		return nil, func() {}
 	}
-	fd, err := openRoot(meta.Root)
+	fd, err := OpenRoot(meta.Root)
 	if err != nil {
 		return nil, func() {}
 	}

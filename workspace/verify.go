@@ -1,4 +1,4 @@
-package main
+package workspace
 
 import (
 	"errors"
@@ -15,8 +15,8 @@ import (
 	"github.com/ckfs-dev/ckfs/session"
 )
 
-// verifyReport is what ckfs verify found (and, with --repair, did).
-type verifyReport struct {
+// VerifyReport is what ckfs verify found (and, with --repair, did).
+type VerifyReport struct {
 	Store           string   `json:"store"`
 	Objects         int      `json:"objects"`
 	Bytes           int64    `json:"bytes"`
@@ -37,18 +37,24 @@ type verifyReport struct {
 // rather than being written right now by a running daemon.
 const orphanAge = time.Minute
 
-// verifyStore rehashes every object, checks every record's object, and
+// Progress is told the stored bytes of each object read, and when the
+// work is done.
+type Progress interface {
+	Add64(int64)
+	Finish()
+}
+
+// VerifyStore rehashes every object, checks every record's object, and
 // reports torn tails, orphan temp files, pending journals and the
 // checkpoints that are no longer fully restorable. With repair it removes
 // corrupt objects and orphan temp files and truncates a torn tail (when no
 // daemon holds the store); it never touches the workspace.
-func verifyStore(store string, repair bool, now time.Time, progress io.Writer) (*verifyReport, error) {
-	r := &verifyReport{Store: store}
+func VerifyStore(store string, repair bool, now time.Time, bar Progress) (*VerifyReport, error) {
+	r := &VerifyReport{Store: store}
 	s, err := cas.Open(store, nil)
 	if err != nil {
 		return nil, err
 	}
-	bar := newProgress(progress, "verifying objects", storedBytes(s))
 	defer bar.Finish()
 	bad := map[string]bool{}
 	err = s.Walk(func(i cas.Info) error {
@@ -122,7 +128,7 @@ func verifyStore(store string, repair bool, now time.Time, progress io.Writer) (
 		r.Repaired = append(r.Repaired, done...)
 		for _, c := range left {
 			if err := quarantine(store, s, c); err == nil {
-				r.Repaired = append(r.Repaired, fmt.Sprintf("moved corrupt object %s to %s (no file holds its content now; what needed it is unrestorable)", c, quarantineDir))
+				r.Repaired = append(r.Repaired, fmt.Sprintf("moved corrupt object %s to %s (no file holds its content now; what needed it is unrestorable)", c, QuarantineDir))
 			}
 		}
 		for _, p := range convTorn {
@@ -142,7 +148,7 @@ func verifyStore(store string, repair bool, now time.Time, progress io.Writer) (
 
 // quarantineTimeline moves the timeline's bad lines to quarantine/ and
 // returns the records it holds then.
-func quarantineTimeline(store string, now time.Time, r *verifyReport) ([]index.Record, error) {
+func quarantineTimeline(store string, now time.Time, r *VerifyReport) ([]index.Record, error) {
 	tl := filepath.Join(store, index.TimelineFile)
 	q, err := index.QuarantineBadLines(store, now)
 	switch {
@@ -191,7 +197,7 @@ func unrestorable(recs []index.Record, bad map[string]bool, watermark uint64) []
 // verifyConversation reads the session logs and the marks log and reports
 // their torn or bad lines; it returns the paths whose tail is torn (which
 // --repair cuts).
-func verifyConversation(store string, r *verifyReport) ([]string, error) {
+func verifyConversation(store string, r *VerifyReport) ([]string, error) {
 	var torn []string
 	note := func(tail *session.TailError) {
 		if tail != nil {

@@ -1,4 +1,4 @@
-package main
+package workspace
 
 import (
 	"bytes"
@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os/exec"
 	"strings"
 	"time"
@@ -16,10 +15,10 @@ import (
 	"github.com/google/uuid"
 )
 
-// convPlan is a conversation rewind: a fork of ckfs's session log and of
+// ConvPlan is a conversation rewind: a fork of ckfs's session log and of
 // the agent's transcript at a mark's conversation position. Neither
 // original is touched; nothing here reads or writes the file timeline.
-type convPlan struct {
+type ConvPlan struct {
 	Mark       int              `json:"mark"`
 	Mode       string           `json:"mode"`
 	Parent     string           `json:"parent_session"`
@@ -34,30 +33,30 @@ type convPlan struct {
 	coord   *session.Coord
 }
 
-// summaryPlaceholder stands in for the summary until the summarizer runs.
-const summaryPlaceholder = "(summary)"
+// SummaryPlaceholder stands in for the summary until the summarizer runs.
+const SummaryPlaceholder = "(summary)"
 
-// planConversation plans the fork at mark m. It refuses a mark without a
+// PlanConversation plans the fork at mark m. It refuses a mark without a
 // conversation position, and a position that is not a clean boundary in
 // either log (naming the nearest clean ones).
-func planConversation(store string, m *session.Mark, mode, summary string, now time.Time) (*convPlan, error) {
+func PlanConversation(store string, m *session.Mark, mode, summary string, now time.Time) (*ConvPlan, error) {
 	c := m.Conversation
 	if c == nil {
-		return nil, withCode(ExitUsage, "mark %d has no conversation position (it was made with no agent session): only --files can use it", m.Mark)
+		return nil, Errorf(ErrUsage, "mark %d has no conversation position (it was made with no agent session): only --files can use it", m.Mark)
 	}
-	p := &convPlan{Mark: m.Mark, Mode: mode, Parent: c.Session, Child: uuid.NewString(), coord: c}
+	p := &ConvPlan{Mark: m.Mark, Mode: mode, Parent: c.Session, Child: uuid.NewString(), coord: c}
 	if c.Transcript != "" && c.Lines == 0 {
 		p.Empty = true
 		return p, nil
 	}
 	if summary == "" {
-		summary = summaryPlaceholder
+		summary = SummaryPlaceholder
 	}
 	sp, err := session.PlanFork(store, c.Session, p.Child, c.Seq, mode, summary, now)
 	if err != nil {
 		var ue *session.UncleanError
 		if errors.As(err, &ue) {
-			return nil, withCode(ExitRefused, "%v", err)
+			return nil, Errorf(ErrRefused, "%v", err)
 		}
 		return nil, err
 	}
@@ -68,7 +67,7 @@ func planConversation(store string, m *session.Mark, mode, summary string, now t
 			return nil, fmt.Errorf("%v: the agent's conversation cannot be forked (ckfs's own session log can: it is in %s)", err, session.Dir(store))
 		}
 		if c.Prefix != "" && (int64(len(t.Lines)) < c.Lines || t.PrefixHash(int(c.Lines)) != c.Prefix) {
-			return nil, withCode(ExitRefused, "transcript %s no longer holds what mark %d pointed at (its first %d lines changed since): the conversation cannot be forked there safely", c.Transcript, m.Mark, c.Lines)
+			return nil, Errorf(ErrRefused, "transcript %s no longer holds what mark %d pointed at (its first %d lines changed since): the conversation cannot be forked there safely", c.Transcript, m.Mark, c.Lines)
 		}
 		if !t.Said(int(c.Lines)) {
 			// Only metadata (a summary, a file-history snapshot) came
@@ -80,7 +79,7 @@ func planConversation(store string, m *session.Mark, mode, summary string, now t
 		if err != nil {
 			var ue *transcript.UncleanError
 			if errors.As(err, &ue) {
-				return nil, withCode(ExitRefused, "%v", err)
+				return nil, Errorf(ErrRefused, "%v", err)
 			}
 			return nil, err
 		}
@@ -89,17 +88,17 @@ func planConversation(store string, m *session.Mark, mode, summary string, now t
 	return p, nil
 }
 
-// apply runs the summarizer if the mode needs one, then writes the
+// Apply runs the summarizer if the mode needs one, then writes the
 // transcript fork and the session log fork.
-func (p *convPlan) apply(store, summarizer string, now time.Time) error {
+func (p *ConvPlan) Apply(store, summarizer string, now time.Time) error {
 	if p.Empty {
 		return nil
 	}
 	if p.Mode != session.ModeCut {
 		if summarizer == "" {
-			return withCode(ExitUsage, "--%s needs a summarizer: set [conversation] summarizer in the configuration file, or pass --summarizer CMD", p.Mode)
+			return Errorf(ErrUsage, "--%s needs a summarizer: set [conversation] summarizer in the configuration file, or pass --summarizer CMD", p.Mode)
 		}
-		text, err := summarize(summarizer, p.summaryInput())
+		text, err := summarize(summarizer, p.SummaryInput())
 		if err != nil {
 			return err
 		}
@@ -133,9 +132,9 @@ func (p *convPlan) apply(store, summarizer string, now time.Time) error {
 	return nil
 }
 
-// summaryInput is what the summarizer reads: the agent transcript lines
+// SummaryInput is what the summarizer reads: the agent transcript lines
 // the summary stands for, or ckfs's own events when there is no transcript.
-func (p *convPlan) summaryInput() []byte {
+func (p *ConvPlan) SummaryInput() []byte {
 	if p.Transcript != nil {
 		return p.Transcript.Range
 	}
@@ -164,29 +163,4 @@ func summarize(command string, input []byte) (string, error) {
 		return "", fmt.Errorf("summarizer %q printed nothing (nothing was forked)", command)
 	}
 	return text, nil
-}
-
-func (p *convPlan) print(out io.Writer) {
-	if p.Empty {
-		fmt.Fprintf(out, "conversation: it was empty at mark %d (before the session's first prompt): start a new session rather than resuming one\n", p.Mark)
-		return
-	}
-	verb := "would fork"
-	if p.Written {
-		verb = "forked"
-	}
-	what := map[string]string{session.ModeCut: "cut at", session.ModeSummarizeFrom: "summarizing from", session.ModeSummarizeUpTo: "summarizing up to"}[p.Mode]
-	fmt.Fprintf(out, "%s the conversation, %s mark %d: session %s -> new session %s\n", verb, what, p.Mark, p.Parent, p.Child)
-	fmt.Fprintf(out, "  ckfs session log: %d events\n", p.Events)
-	if t := p.Transcript; t != nil {
-		fmt.Fprintf(out, "  %s transcript: keeps %d lines, %s %d, into %s\n", t.Agent, t.Kept, map[bool]string{true: "summarizes", false: "drops"}[p.Mode != session.ModeCut], t.Dropped, t.Path)
-		if p.Written {
-			fmt.Fprintf(out, "resume it with: ckfs agent %s   (capture goes on; the original session is unchanged)\n", t.Resume)
-		}
-	} else {
-		fmt.Fprintln(out, "  no agent transcript is known for this session")
-	}
-	if !p.Written {
-		fmt.Fprintln(out, "preview only: add --conversation to fork it.")
-	}
 }

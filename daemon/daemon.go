@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -24,13 +24,14 @@ import (
 	"github.com/ckfs-dev/ckfs/index"
 	"github.com/ckfs-dev/ckfs/internal/durable"
 	"github.com/ckfs-dev/ckfs/internal/proc"
+	"github.com/ckfs-dev/ckfs/internal/testhooks"
+	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/hanwen/go-fuse/v2/fuse"
-	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 )
 
-// daemonOptions are what a daemon serves and how.
-type daemonOptions struct {
+// Options are what a daemon serves and how.
+type Options struct {
 	Store       string
 	Root        string // the repository (backing directory)
 	Mountpoint  string // == Root for a mount in place
@@ -41,41 +42,9 @@ type daemonOptions struct {
 	Retention   config.Retention // for automatic collection
 }
 
-func newDaemonCmd() *cobra.Command {
-	var o daemonOptions
-	var readyFd int
-	cmd := &cobra.Command{
-		Use:    "daemon ROOT MOUNTPOINT",
-		Short:  "Serve a mount (started by ckfs mount)",
-		Hidden: true,
-		Args:   cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Root, o.Mountpoint = args[0], args[1]
-			o.Store, _ = cmd.Flags().GetString("store")
-			var ready io.Writer = io.Discard
-			if readyFd > 0 {
-				f := os.NewFile(uintptr(readyFd), "ready")
-				defer f.Close()
-				ready = f
-			}
-			return runDaemon(cmd.Context(), o, ready)
-		},
-	}
-	cmd.Flags().IntVar(&readyFd, "ready-fd", 0, "file descriptor to report readiness on")
-	cmd.Flags().BoolVar(&o.AllowOther, "allow-other", false, "let other users see the mount")
-	cmd.Flags().BoolVar(&o.Debug, "debug", false, "log every FUSE request")
-	cmd.Flags().StringArrayVar(&o.Excludes, "exclude", nil, "glob of paths not to capture")
-	cmd.Flags().Int64Var(&o.MaxFileSize, "max-file-size", capture.DefaultMaxFileSize, "largest file whose content is stored")
-	cmd.Flags().IntVar(&o.Retention.Keep, "keep", 100, "retention: checkpoints kept restorable")
-	cmd.Flags().DurationVar(&o.Retention.MaxAge, "max-age", 0, "retention: maximum checkpoint age (0: none)")
-	cmd.Flags().Int64Var(&o.Retention.MaxSize, "max-size", 0, "retention: maximum store size in bytes (0: none)")
-	cmd.Flags().BoolVar(&o.Retention.AutoGC, "auto-gc", false, "collect after unmount and when the store passes max-size")
-	return cmd
-}
-
 // daemon is a running mount.
 type daemon struct {
-	o      daemonOptions
+	o      Options
 	log    *slog.Logger
 	rec    *capture.Recorder
 	tl     *index.Writer
@@ -92,9 +61,9 @@ type daemon struct {
 	sizeEvery     time.Duration
 }
 
-// runDaemon mounts and serves until it is told to unmount, is signalled, or
+// Run mounts and serves until it is told to unmount, is signalled, or
 // the mount goes away. It reports "ok" or the error on ready.
-func runDaemon(ctx context.Context, o daemonOptions, ready io.Writer) (err error) {
+func Run(ctx context.Context, o Options, ready io.Writer) (err error) {
 	defer func() {
 		if err != nil {
 			fmt.Fprintf(ready, "error: %v\n", err)
@@ -105,12 +74,9 @@ func runDaemon(ctx context.Context, o daemonOptions, ready io.Writer) (err error
 	debug.SetGCPercent(50)
 	// The kernel has already applied the caller's umask to the modes it
 	// sends; the daemon must not apply its own on top.
-	syscall.Umask(0)
-	// Never hold a reference into the mounted view.
-	if err := os.Chdir("/"); err != nil {
-		return err
-	}
-	if err := initStore(o.Store, o.Root); err != nil {
+	// In-process (Start), the umask is given back when the daemon stops.
+	defer syscall.Umask(syscall.Umask(0))
+	if err := workspace.Init(o.Store, o.Root); err != nil {
 		return err
 	}
 	logf, err := os.OpenFile(filepath.Join(o.Store, "daemon.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
@@ -122,7 +88,7 @@ func runDaemon(ctx context.Context, o daemonOptions, ready io.Writer) (err error
 
 	tl, rep, err := index.OpenWriter(o.Store, index.WriterOptions{})
 	if errors.Is(err, index.ErrLocked) {
-		return withCode(ExitBusy, "%s is already mounted (its store %s is locked): ckfs status shows where", o.Root, o.Store)
+		return workspace.Errorf(workspace.ErrBusy, "%s is already mounted (its store %s is locked): ckfs status shows where", o.Root, o.Store)
 	}
 	if err != nil {
 		return err
@@ -140,9 +106,9 @@ func runDaemon(ctx context.Context, o daemonOptions, ready io.Writer) (err error
 		return err
 	}
 	if tail != nil {
-		return badTimeline(o.Store, tail)
+		return workspace.BadTimeline(o.Store, tail)
 	}
-	rootFd, err := openRoot(o.Root)
+	rootFd, err := workspace.OpenRoot(o.Root)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", o.Root, err)
 	}
@@ -169,17 +135,17 @@ func runDaemon(ctx context.Context, o daemonOptions, ready io.Writer) (err error
 	// carry commas; such a store is found by its registered link only).
 	source := ""
 	if !strings.ContainsAny(o.Store, ", \t\n\\") {
-		source = sourcePrefix + o.Store
+		source = workspace.SourcePrefix + o.Store
 	}
 	srv, err := fsys.Mount(o.Mountpoint, fusefs.Options{InPlace: o.Mountpoint == o.Root, AllowOther: o.AllowOther, Debug: o.Debug, Source: source})
 	if err != nil {
 		return err
 	}
-	d := &daemon{o: o, log: log, rec: rec, tl: tl, srv: srv, fsys: fsys, store: store, rootFd: rootFd, stop: make(chan string, 4), sizeEvery: sizeCheckEvery(), lastSizeCheck: time.Now()}
+	d := &daemon{o: o, log: log, rec: rec, tl: tl, srv: srv, fsys: fsys, store: store, rootFd: rootFd, stop: make(chan string, 4), sizeEvery: testhooks.SizeCheckEvery(), lastSizeCheck: time.Now()}
 
-	sock := socketPath(o.Store)
+	sock := workspace.SocketPath(o.Store)
 	os.Remove(sock) // stale: we hold the store lock, so no daemon owns it
-	addr, done, err := sockAddr(sock)
+	addr, done, err := workspace.SockAddr(sock)
 	if err != nil {
 		srv.Unmount()
 		return err
@@ -200,7 +166,7 @@ func runDaemon(ctx context.Context, o daemonOptions, ready io.Writer) (err error
 	var conns sync.WaitGroup
 	go serveControl(ln, &conns, log, d.handle)
 
-	st := daemonState{PID: os.Getpid(), Root: o.Root, Mountpoint: o.Mountpoint, Socket: sock, Started: time.Now().UTC()}
+	st := workspace.DaemonState{PID: os.Getpid(), Root: o.Root, Mountpoint: o.Mountpoint, Socket: sock, Started: time.Now().UTC()}
 	b, _ := json.MarshalIndent(st, "", "  ")
 	if err := durable.WriteFile(filepath.Join(o.Store, "daemon.json"), append(b, '\n'), 0o600); err != nil {
 		ln.Close()
@@ -212,8 +178,8 @@ func runDaemon(ctx context.Context, o daemonOptions, ready io.Writer) (err error
 	// --store given at mount included).
 	link := ""
 	{
-		if base, err := storeBase(); err == nil {
-			link = mountLink(base, o.Mountpoint)
+		if base, err := workspace.Base(); err == nil {
+			link = workspace.MountLink(base, o.Mountpoint)
 			os.MkdirAll(filepath.Dir(link), 0o700)
 			os.Remove(link)
 			os.Symlink(o.Store, link)
@@ -284,27 +250,27 @@ func runDaemon(ctx context.Context, o daemonOptions, ready io.Writer) (err error
 func unmountHard(srv *fuse.Server, mnt string, log *slog.Logger) {
 	if err := srv.Unmount(); err != nil {
 		log.Warn("unmount failed; detaching", "err", err)
-		if err := detach(mnt); err != nil {
+		if err := workspace.Detach(mnt); err != nil {
 			log.Error("detach failed", "err", err)
 		}
 	}
 }
 
 // handle answers one control request.
-func (d *daemon) handle(req request) reply {
+func (d *daemon) handle(req workspace.Request) workspace.Reply {
 	d.mu.Lock()
 	closed := d.closed
 	d.mu.Unlock()
 	if closed {
-		return reply{Error: "the daemon is stopping", Code: ExitNotMounted}
+		return workspace.Reply{Error: "the daemon is stopping", Code: workspace.CodeNotMounted}
 	}
 	switch req.Op {
 	case "open":
 		seq, err := d.rec.OpenAgentWindow(req.ID, req.Tool, req.Label, capture.Agent{PID: req.Agent, Command: req.Command})
 		if err != nil {
-			return reply{Error: fmt.Sprintf("open window %q: %v", req.ID, err), Code: codeOf(err)}
+			return workspace.Reply{Error: fmt.Sprintf("open window %q: %v", req.ID, err), Code: codeOf(err)}
 		}
-		return reply{OK: true, Seq: seq, ID: req.ID}
+		return workspace.Reply{OK: true, Seq: seq, ID: req.ID}
 	case "close":
 		ids := d.rec.OpenWindows()
 		if req.ID == "" && len(ids) > 0 {
@@ -312,18 +278,18 @@ func (d *daemon) handle(req request) reply {
 		}
 		seq, err := d.rec.CloseWindowReason(req.ID, req.Reason)
 		if err != nil {
-			return reply{Error: fmt.Sprintf("close window %q: %v", req.ID, err), Code: codeOf(err)}
+			return workspace.Reply{Error: fmt.Sprintf("close window %q: %v", req.ID, err), Code: codeOf(err)}
 		}
-		return reply{OK: true, Seq: seq, ID: req.ID}
+		return workspace.Reply{OK: true, Seq: seq, ID: req.ID}
 	case "flush":
 		if err := d.rec.Flush(); err != nil {
-			return reply{Error: err.Error()}
+			return workspace.Reply{Error: err.Error()}
 		}
 		// The seq is the file timeline's checkpoint now (for marks).
-		return reply{OK: true, Seq: d.tl.LastSeq()}
+		return workspace.Reply{OK: true, Seq: d.tl.LastSeq()}
 	case "status":
 		s := d.rec.Stats()
-		return reply{OK: true, Status: &statusInfo{
+		return workspace.Reply{OK: true, Status: &workspace.StatusInfo{
 			PID: os.Getpid(), Root: d.o.Root, Mountpoint: d.o.Mountpoint,
 			OpenWindows: d.rec.OpenWindows(), Windows: s.Windows, Records: s.Records,
 			ObjectsNew: s.ObjectsNew, BytesStored: s.BytesStored, Skipped: s.Skipped, Errors: s.CaptureError,
@@ -333,35 +299,35 @@ func (d *daemon) handle(req request) reply {
 		return d.rewind(req)
 	case "gc":
 		if req.GC == nil {
-			return reply{Error: "gc request without parameters", Code: ExitUsage}
+			return workspace.Reply{Error: "gc request without parameters", Code: workspace.CodeUsage}
 		}
 		res, err := d.collect(req.GC.Policy, req.GC.DryRun)
 		if err != nil {
-			return reply{Error: err.Error(), Code: codeOf(err)}
+			return workspace.Reply{Error: err.Error(), Code: codeOf(err)}
 		}
-		return reply{OK: true, GC: res}
+		return workspace.Reply{OK: true, GC: res}
 	case "unmount":
 		if err := d.rec.Flush(); err != nil {
 			d.log.Error("flush before unmount", "err", err)
 		}
 		if err := d.srv.Unmount(); err != nil {
 			msg := fmt.Sprintf("unmount %s: %v", d.o.Mountpoint, err)
-			if busy := busyProcesses(d.o.Mountpoint); len(busy) > 0 {
-				msg += "; in use by: " + joinLines(busy)
+			if busy := workspace.BusyProcesses(d.o.Mountpoint); len(busy) > 0 {
+				msg += "; in use by: " + strings.Join(busy, "; ")
 			}
-			return reply{Error: msg, Code: ExitBusy}
+			return workspace.Reply{Error: msg, Code: workspace.CodeBusy}
 		}
 		d.stop <- "unmounted"
-		return reply{OK: true}
+		return workspace.Reply{OK: true}
 	}
-	return reply{Error: fmt.Sprintf("unknown op %q", req.Op), Code: ExitUsage}
+	return workspace.Reply{Error: fmt.Sprintf("unknown op %q", req.Op), Code: workspace.CodeUsage}
 }
 
 func codeOf(err error) int {
 	if errors.Is(err, capture.ErrNoWindow) || errors.Is(err, capture.ErrWindowOpen) {
-		return ExitRefused
+		return workspace.CodeRefused
 	}
-	return ExitError
+	return workspace.CodeError
 }
 
 func waitTimeout(wg *sync.WaitGroup, d time.Duration) {

@@ -1,4 +1,4 @@
-package main
+package workspace
 
 import (
 	"errors"
@@ -10,17 +10,18 @@ import (
 
 	"github.com/ckfs-dev/ckfs/cas"
 	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/internal/testhooks"
 	"github.com/ckfs-dev/ckfs/rewind"
 	"golang.org/x/sys/unix"
 )
 
-// rewindEnv assembles what rewind.Run needs. gitDir is how git reaches the
+// RewindEnv assembles what rewind.Run needs. gitDir is how git reaches the
 // workspace (never through the mount from the daemon); extra is the
 // descriptor git must inherit for it, or nil.
 //
 // recs is the timeline if the caller has it (it must be current: read
 // under the store's lock); nil reads it.
-func rewindEnv(store string, storeRoot, workRoot string, cs cas.Store, rootFd int, appendFn func(...*index.Record) error, openWindows []string, recs []index.Record) (rewind.Env, error) {
+func RewindEnv(store string, storeRoot, workRoot string, cs cas.Store, rootFd int, appendFn func(...*index.Record) error, openWindows []string, recs []index.Record) (rewind.Env, error) {
 	if recs == nil {
 		var tail *index.LineError
 		var err error
@@ -29,7 +30,7 @@ func rewindEnv(store string, storeRoot, workRoot string, cs cas.Store, rootFd in
 			return rewind.Env{}, err
 		}
 		if tail != nil && !tail.Torn {
-			return rewind.Env{}, badTimeline(store, tail)
+			return rewind.Env{}, BadTimeline(store, tail)
 		}
 	}
 	pending, err := rewind.PendingJournals(rewind.JournalDir(store))
@@ -40,7 +41,7 @@ func rewindEnv(store string, storeRoot, workRoot string, cs cas.Store, rootFd in
 		Records: recs,
 		Applier: &rewind.Applier{
 			Store: cs, Dir: rewind.NewDir(rootFd), JournalDir: rewind.JournalDir(store), Root: workRoot,
-			Append: appendFn, AfterOp: testFaultHook(),
+			Append: appendFn, AfterOp: testhooks.RewindFault(),
 		},
 		Check: rewind.CheckInput{
 			StoreRoot: storeRoot, WorkRoot: workRoot, Pending: pending, OpenWindows: openWindows,

@@ -1,0 +1,96 @@
+package workspace
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net"
+	"path/filepath"
+	"time"
+
+	"github.com/ckfs-dev/ckfs/gc"
+	"github.com/ckfs-dev/ckfs/rewind"
+)
+
+// The control protocol: one JSON request per line, one JSON reply per
+// line, over a Unix socket with mode 0600 in the (0700) store directory.
+// The daemon also checks that the peer runs as its own user.
+
+type Request struct {
+	Op     string          `json:"op"` // open, close, status, flush, unmount, rewind, rollback, abandon
+	Rewind *rewind.Request `json:"rewind,omitempty"`
+	RunOp  string          `json:"run_op,omitempty"` // rollback, abandon: the rewind's op id
+	ID     string          `json:"id,omitempty"`
+	Tool   string          `json:"tool,omitempty"`
+	Label  string          `json:"label,omitempty"`
+	GC     *GCRequest      `json:"gc,omitempty"`
+	Reason string          `json:"reason,omitempty"` // close: why, for a call that never finished
+	// open: the agent process running the call and its shell command, to
+	// match writes to calls that run at the same time.
+	Agent   int    `json:"agent,omitempty"`
+	Command string `json:"command,omitempty"`
+}
+
+type Reply struct {
+	OK      bool            `json:"ok"`
+	Error   string          `json:"error,omitempty"`
+	Code    int             `json:"code,omitempty"` // exit code for errors
+	Seq     uint64          `json:"seq,omitempty"`
+	ID      string          `json:"id,omitempty"`
+	Status  *StatusInfo     `json:"status,omitempty"`
+	Outcome *rewind.Outcome `json:"outcome,omitempty"`
+	Refused bool            `json:"refused,omitempty"`
+	GC      *gc.Result      `json:"gc,omitempty"`
+}
+
+// StatusInfo is what a live daemon reports.
+type StatusInfo struct {
+	PID         int      `json:"pid"`
+	Root        string   `json:"root"`
+	Mountpoint  string   `json:"mountpoint"`
+	OpenWindows []string `json:"open_windows"`
+	Windows     int      `json:"windows_opened"`
+	Records     int      `json:"records"`
+	ObjectsNew  int      `json:"objects_new"`
+	BytesStored int64    `json:"bytes_stored"`
+	Skipped     int      `json:"skipped"`
+	Errors      int      `json:"capture_errors"`
+	// Disk-full events since the daemon started (writes refused with
+	// ENOSPC, post-images not stored), when the current spell began, and
+	// whether the store is out of room now.
+	StoreFull      int       `json:"store_full_events,omitempty"`
+	StoreFullSince time.Time `json:"store_full_since,omitempty"`
+	StoreFullNow   bool      `json:"store_full_now,omitempty"`
+}
+
+const MaxRequest = 64 << 10
+
+func SocketPath(store string) string { return filepath.Join(store, "control.sock") }
+
+// Call sends one request to the daemon of store and returns its reply.
+func Call(store string, req Request) (*Reply, error) {
+	sock := SocketPath(store)
+	addr, done, err := SockAddr(sock)
+	if err != nil {
+		return nil, Errorf(ErrNotMounted, "%v", err)
+	}
+	c, err := net.DialTimeout("unix", addr, 2*time.Second)
+	done()
+	if err != nil {
+		return nil, Errorf(ErrNotMounted, "no ckfs daemon answers at %s (%v): run ckfs status to see why, or ckfs mount to start one", sock, err)
+	}
+	defer c.Close()
+	// A window close hashes what the window wrote: allow for big files.
+	c.SetDeadline(time.Now().Add(10 * time.Minute))
+	if err := json.NewEncoder(c).Encode(req); err != nil {
+		return nil, fmt.Errorf("send to %s: %w", sock, err)
+	}
+	var rep Reply
+	if err := json.NewDecoder(bufio.NewReader(c)).Decode(&rep); err != nil {
+		return nil, fmt.Errorf("read reply from %s: %w", sock, err)
+	}
+	if !rep.OK {
+		return &rep, errorOfCode(rep.Code, rep.Error)
+	}
+	return &rep, nil
+}

@@ -1,0 +1,243 @@
+package workspace
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/internal/proc"
+	"github.com/ckfs-dev/ckfs/session"
+	"github.com/ckfs-dev/ckfs/transcript"
+)
+
+// RunHook handles one hook event. It never fails: an agent must never be
+// blocked by its undo layer. Problems are logged to the store's hook.log
+// (or stderr when there is no store).
+func RunHook(agent string, stdin io.Reader, stderr io.Writer, now time.Time) {
+	// Nothing goes to stderr, which the agent may show: problems go to the
+	// store's hook.log, or, before a store is found, to hook.log in the
+	// directory of all stores.
+	logw := io.Writer(io.Discard)
+	if base, err := Base(); err == nil && os.MkdirAll(base, 0o700) == nil {
+		if f, err := os.OpenFile(filepath.Join(base, "hook.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600); err == nil {
+			defer f.Close()
+			logw = f
+		}
+	}
+	var store string
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(logw, "ckfs hook: internal error: %v\n", r)
+		}
+	}()
+	b, err := io.ReadAll(io.LimitReader(stdin, MaxHookInput))
+	if err != nil {
+		fmt.Fprintf(logw, "ckfs hook: read stdin: %v\n", err)
+		return
+	}
+	in, err := ParseHookInput(b)
+	if err != nil {
+		fmt.Fprintf(logw, "ckfs hook: %v\n", err)
+		return
+	}
+	store, _, err = Find(os.Getenv("CKFS_STORE"), in.Cwd)
+	if err != nil {
+		// Not a ckfs workspace: the agent runs without undo, silently.
+		fmt.Fprintf(logw, "%s ckfs hook %s: %v\n", now.UTC().Format(time.RFC3339), in.Event, err)
+		return
+	}
+	f, err := os.OpenFile(filepath.Join(store, "hook.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err == nil {
+		defer f.Close()
+		logw = f
+	}
+	log := slog.New(slog.NewJSONHandler(logw, nil)).With("agent", agent, "event", in.Event, "session", in.SessionID)
+	if err := handleHook(store, agent, in, now); err != nil {
+		log.Warn("hook", "err", err.Error())
+	}
+}
+
+// handleHook records one event on both timelines, each on its own.
+func handleHook(store, agent string, in *HookInput, now time.Time) error {
+	mounted := DaemonAlive(store)
+	switch in.Event {
+	case "SessionStart", "UserPromptSubmit", "Stop":
+		// A turn boundary: every call of the session still open will
+		// never get its Post event (rejected, blocked, aborted, left
+		// running). Close them first, so no window stays open and the
+		// next mark is taken after them.
+		if err := closeOpenCalls(store, agent, in, mounted, now, true); err != nil {
+			return err
+		}
+	case "PreToolUse":
+		// Codex sends no PostToolUse for a patch it intercepts from a
+		// shell call and applies itself; its result is in the rollout by
+		// the next call. Close such calls before the next one opens, so
+		// their windows do not run alongside it.
+		if agent == transcript.Codex {
+			if err := closeOpenCalls(store, agent, in, mounted, now, false); err != nil {
+				return err
+			}
+		}
+	}
+	switch in.Event {
+	case "SessionStart":
+		if in.SessionID == "" {
+			return fmt.Errorf("SessionStart without session_id")
+		}
+		return session.Append(store, in.SessionID, now, &session.Event{Kind: session.KindStart, Agent: agent,
+			AgentSession: in.SessionID, Transcript: in.TranscriptPath, Source: in.Source})
+	case "UserPromptSubmit":
+		if err := writeHookMark(store, agent, in, mounted, now); err != nil {
+			return err
+		}
+		if in.SessionID == "" {
+			return nil
+		}
+		return session.Append(store, in.SessionID, now, &session.Event{Kind: session.KindPrompt, Text: in.Prompt, Transcript: in.TranscriptPath})
+	case "PreToolUse":
+		var werr error
+		if mounted {
+			_, werr = Call(store, Request{Op: "open", ID: in.ToolUseID, Tool: in.ToolName, Label: ToolLabel(in.ToolInput),
+				Agent: proc.Agent(proc.System{}, os.Getppid()), Command: toolCommand(in.ToolInput)})
+		}
+		if in.SessionID != "" {
+			if err := session.Append(store, in.SessionID, now, &session.Event{Kind: session.KindToolCall, Call: in.ToolUseID, Tool: in.ToolName, Input: compactJSON(in.ToolInput)}); err != nil {
+				return err
+			}
+		}
+		return werr
+	case "PostToolUse", "PostToolUseFailure":
+		var werr error
+		if mounted {
+			_, werr = Call(store, Request{Op: "close", ID: in.ToolUseID})
+		}
+		if in.SessionID != "" {
+			if err := session.Append(store, in.SessionID, now, &session.Event{Kind: session.KindToolResult, Call: in.ToolUseID, Failed: in.Event == "PostToolUseFailure"}); err != nil {
+				return err
+			}
+		}
+		return werr
+	}
+	return nil // events ckfs does not use
+}
+
+// closeOpenCalls closes the calls of the session that have no result in
+// its log: those the agent's transcript holds a result for as finished,
+// and, at a turn's end (turnEnd), every other one as unfinished (its
+// window, and in the session log a tool_result marked unfinished), so both
+// timelines treat it as the agent does (a call that is over).
+func closeOpenCalls(store, agent string, in *HookInput, mounted bool, now time.Time, turnEnd bool) error {
+	if in.SessionID == "" {
+		return nil
+	}
+	calls, err := session.OpenCalls(store, in.SessionID)
+	if err != nil || len(calls) == 0 {
+		return err
+	}
+	// Codex runs some calls without a Post event (a patch it applies
+	// itself): a result in its rollout means the call ran. Claude Code
+	// sends a Post event for every call that ran; a result without one is
+	// its answer to a call that never ran (rejected, blocked).
+	var answered map[string]bool
+	if in.TranscriptPath != "" && agent == transcript.Codex {
+		// Unreadable: every call counts as unanswered.
+		answered, _ = transcript.Answered(in.TranscriptPath, agent, calls)
+	}
+	var errs []error
+	for _, c := range calls {
+		finished := answered[c]
+		if !finished && !turnEnd {
+			continue
+		}
+		reason := ""
+		if !finished {
+			reason = index.ReasonUnfinished
+		}
+		if mounted {
+			// Refused: the window is closed already.
+			if _, err := Call(store, Request{Op: "close", ID: c, Reason: reason}); err != nil && !errors.Is(err, ErrRefused) {
+				errs = append(errs, err)
+			}
+		}
+		if err := session.Append(store, in.SessionID, now, &session.Event{Kind: session.KindToolResult, Call: c, Failed: !finished, Unfinished: !finished}); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// writeHookMark writes the mark of a turn that is about to begin: the file
+// checkpoint now and the conversation as it stands before the prompt.
+func writeHookMark(store, agent string, in *HookInput, mounted bool, now time.Time) error {
+	files, err := FileCheckpoint(store, mounted)
+	if err != nil {
+		return err
+	}
+	m := &session.Mark{Label: FirstLine(in.Prompt, 80), Files: files}
+	if in.SessionID != "" {
+		c := &session.Coord{Session: in.SessionID, Agent: agent}
+		if c.Seq, err = session.LastSeq(store, in.SessionID); err != nil {
+			return err
+		}
+		if in.TranscriptPath != "" {
+			// Only the end of the transcript is parsed: a hook's cost
+			// must not grow with the session.
+			n, prefix, err := transcript.MarkPosition(in.TranscriptPath, agent, in.Prompt)
+			switch {
+			case err == nil:
+				c.Transcript, c.Lines, c.Prefix = in.TranscriptPath, int64(n), prefix
+			case errors.Is(err, fs.ErrNotExist):
+				c.Transcript = in.TranscriptPath // the first prompt: nothing said yet
+			default:
+				return err
+			}
+		}
+		m.Conversation = c
+	}
+	_, err = session.AppendMark(store, m, now)
+	return err
+}
+
+// FileCheckpoint is the file timeline's last seq: through the daemon (after
+// it records what is being written) when mounted, from the file otherwise.
+func FileCheckpoint(store string, mounted bool) (uint64, error) {
+	if mounted {
+		rep, err := Call(store, Request{Op: "flush"})
+		if err != nil {
+			return 0, err
+		}
+		return rep.Seq, nil
+	}
+	return LastTimelineSeq(store)
+}
+
+func DaemonAlive(store string) bool {
+	st, err := ReadDaemonState(store)
+	return err == nil && ProcessAlive(st.PID)
+}
+
+// compactJSON keeps a tool input as JSON on one line (nil if it is not).
+func compactJSON(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 || !json.Valid(b) {
+		return nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		return nil
+	}
+	return buf.Bytes()
+}
+
+// LastTimelineSeq reads the file timeline's last seq from its tail.
+func LastTimelineSeq(store string) (uint64, error) {
+	return index.LastSeq(filepath.Join(store, index.TimelineFile))
+}

@@ -1,0 +1,182 @@
+package workspace
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ckfs-dev/ckfs/internal/durable"
+	"github.com/zeebo/blake3"
+)
+
+// Meta is store.json: which root a store serves.
+type Meta struct {
+	Version int       `json:"version"`
+	Root    string    `json:"root"`
+	Created time.Time `json:"created"`
+}
+
+const MetaVersion = 1
+
+// DaemonState is daemon.json, written by a running daemon and removed when
+// it stops cleanly.
+type DaemonState struct {
+	PID        int       `json:"pid"`
+	Root       string    `json:"root"`
+	Mountpoint string    `json:"mountpoint"`
+	Socket     string    `json:"socket"`
+	Started    time.Time `json:"started"`
+}
+
+// Base is the directory under which default stores live.
+func Base() (string, error) {
+	if h := os.Getenv("CKFS_HOME"); h != "" {
+		return filepath.Abs(h)
+	}
+	if x := os.Getenv("XDG_STATE_HOME"); x != "" {
+		return filepath.Join(x, "ckfs"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("cannot find a place for the store: set CKFS_HOME or pass --store (%w)", err)
+	}
+	return filepath.Join(home, ".local", "state", "ckfs"), nil
+}
+
+// PathKey names a directory in the store base: readable and unique.
+func PathKey(abs string) string {
+	sum := blake3.Sum256([]byte(abs))
+	return fmt.Sprintf("%s-%x", filepath.Base(abs), sum[:8])
+}
+
+// AbsDir returns the cleaned absolute path of an existing directory.
+func AbsDir(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return "", err
+	}
+	if !st.IsDir() {
+		return "", fmt.Errorf("%s is not a directory", abs)
+	}
+	return abs, nil
+}
+
+// Init creates the store for root if needed and checks that an
+// existing one serves the same root.
+func Init(dir, root string) error {
+	if Within(dir, root) {
+		return fmt.Errorf("store %s is inside the workspace %s: the agent would see it and could delete it; choose a --store outside", dir, root)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create store %s: %w", dir, err)
+	}
+	meta, err := ReadMeta(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		b, _ := json.MarshalIndent(Meta{Version: MetaVersion, Root: root, Created: time.Now().UTC()}, "", "  ")
+		return durable.WriteFile(filepath.Join(dir, "store.json"), append(b, '\n'), 0o600)
+	}
+	if err != nil {
+		return err
+	}
+	if meta.Root != root {
+		return Errorf(ErrRefused, "store %s serves %s, not %s: use another --store", dir, meta.Root, root)
+	}
+	return nil
+}
+
+func ReadMeta(dir string) (*Meta, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "store.json"))
+	if err != nil {
+		return nil, err
+	}
+	var m Meta
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "store.json"), err)
+	}
+	if m.Version != MetaVersion {
+		return nil, fmt.Errorf("%s: unknown store version %d; upgrade ckfs", filepath.Join(dir, "store.json"), m.Version)
+	}
+	return &m, nil
+}
+
+func Within(p, dir string) bool {
+	return p == dir || dir == "/" || strings.HasPrefix(p, dir+string(filepath.Separator))
+}
+
+// Find is findStore with the --store value given (or "").
+func Find(s, start string) (string, *Meta, error) {
+	if s != "" {
+		m, err := ReadMeta(s)
+		if err != nil {
+			return "", nil, Errorf(ErrNotMounted, "no ckfs store at %s: %v", s, err)
+		}
+		return s, m, nil
+	}
+	base, err := Base()
+	if err != nil {
+		return "", nil, err
+	}
+	abs, err := filepath.Abs(start)
+	if err != nil {
+		return "", nil, err
+	}
+	// The mount that serves the path wins: the store its daemon named as
+	// the mount's source (whatever CKFS_HOME this shell has); else the
+	// nearest mountpoint at or above it whose daemon is alive, by the link
+	// that daemon registered. Only then a store by path (an unmounted
+	// workspace), nearest first.
+	if target, ok := ServingStore(abs); ok {
+		if m, err := ReadMeta(target); err == nil {
+			return target, m, nil
+		}
+	}
+	for dir := abs; ; dir = filepath.Dir(dir) {
+		if target, err := filepath.EvalSymlinks(MountLink(base, dir)); err == nil {
+			if m, err := ReadMeta(target); err == nil && DaemonAlive(target) {
+				return target, m, nil
+			}
+		}
+		if dir == filepath.Dir(dir) {
+			break
+		}
+	}
+	for dir := abs; ; dir = filepath.Dir(dir) {
+		for _, cand := range []string{filepath.Join(base, PathKey(dir)), MountLink(base, dir)} {
+			if target, err := filepath.EvalSymlinks(cand); err == nil {
+				if m, err := ReadMeta(target); err == nil {
+					return target, m, nil
+				}
+			}
+		}
+		if dir == filepath.Dir(dir) {
+			break
+		}
+	}
+	return "", nil, Errorf(ErrNotMounted, "%s is not in a ckfs workspace: run ckfs mount on the repository first, or pass --store", abs)
+}
+
+// MountLink is where a daemon serving a separate mountpoint registers it.
+func MountLink(base, mountpoint string) string {
+	return filepath.Join(base, "mounts", PathKey(mountpoint))
+}
+
+func ReadDaemonState(store string) (*DaemonState, error) {
+	b, err := os.ReadFile(filepath.Join(store, "daemon.json"))
+	if err != nil {
+		return nil, err
+	}
+	var d DaemonState
+	if err := json.Unmarshal(b, &d); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(store, "daemon.json"), err)
+	}
+	return &d, nil
+}
