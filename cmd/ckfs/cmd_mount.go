@@ -1,18 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/ckfs-dev/ckfs/capture"
 	"github.com/ckfs-dev/ckfs/daemon"
@@ -98,71 +92,23 @@ func runMount(ctx context.Context, o mountOptions, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	// A store this mount creates and that never served is removed when
-	// the mount fails, so no later command resolves a path to it.
-	_, serr := os.Stat(o.Store)
-	fresh := errors.Is(serr, fs.ErrNotExist)
-	pr, pw, err := os.Pipe()
+	pid, err := daemon.Spawn(exe, o.Options)
+	var de *daemon.ReportedError
+	if errors.As(err, &de) {
+		code := ExitError
+		if de.Busy {
+			code = ExitBusy
+		}
+		return withCode(code, "%s", explainMount(fmt.Sprintf("mount %s: %s", o.Root, de.Msg), o.AllowOther))
+	}
 	if err != nil {
 		return err
 	}
-	args := []string{"daemon", "--store", o.Store, "--ready-fd", "3", "--max-file-size", fmt.Sprint(o.MaxFileSize),
-		"--keep", fmt.Sprint(o.Retention.Keep), "--max-age", o.Retention.MaxAge.String(), "--max-size", fmt.Sprint(o.Retention.MaxSize),
-		"--auto-gc=" + fmt.Sprint(o.Retention.AutoGC)}
-	if o.AllowOther {
-		args = append(args, "--allow-other")
+	fmt.Fprintf(stdout, "mounted %s at %s (daemon pid %d, store %s)\n", o.Root, o.Mountpoint, pid, o.Store)
+	if o.Mountpoint == o.Root {
+		fmt.Fprintf(stdout, "shells already in %s see the directory under the mount: run cd %q there\n", o.Root, o.Root)
 	}
-	for _, e := range o.Excludes {
-		args = append(args, "--exclude", e)
-	}
-	args = append(args, o.Root, o.Mountpoint)
-	cmd := exec.Command(exe, args...)
-	cmd.ExtraFiles = []*os.File{pw}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	cmd.Dir = "/"
-	if err := cmd.Start(); err != nil {
-		pw.Close()
-		pr.Close()
-		return fmt.Errorf("start daemon: %w", err)
-	}
-	pw.Close()
-	defer pr.Close()
-	line, rerr := bufio.NewReader(pr).ReadString('\n')
-	line = strings.TrimSpace(line)
-	if line == "ok" {
-		pid := cmd.Process.Pid
-		cmd.Process.Release()
-		fmt.Fprintf(stdout, "mounted %s at %s (daemon pid %d, store %s)\n", o.Root, o.Mountpoint, pid, o.Store)
-		if o.Mountpoint == o.Root {
-			fmt.Fprintf(stdout, "shells already in %s see the directory under the mount: run cd %q there\n", o.Root, o.Root)
-		}
-		return nil
-	}
-	// The daemon failed before serving: reap it, forget it, and report why.
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		cmd.Process.Kill()
-		<-done
-	}
-	logHint := fmt.Sprintf("; see %s/daemon.log", o.Store)
-	if st, err := workspace.ReadDaemonState(o.Store); err == nil && st.PID == cmd.Process.Pid {
-		os.Remove(filepath.Join(o.Store, "daemon.json"))
-	}
-	if fresh {
-		os.RemoveAll(o.Store)
-		logHint = ""
-	}
-	if msg, ok := strings.CutPrefix(line, "error: "); ok {
-		code := ExitError
-		if strings.Contains(msg, "already mounted") {
-			code = ExitBusy
-		}
-		return withCode(code, "%s", explainMount(fmt.Sprintf("mount %s: %s", o.Root, msg), o.AllowOther))
-	}
-	return fmt.Errorf("mount %s: the daemon exited without serving (%v)%s", o.Root, rerr, logHint)
+	return nil
 }
 
 func joinLines(s []string) string { return strings.Join(s, "; ") }

@@ -83,7 +83,7 @@ func runRevert(cmd *cobra.Command, o revertOptions, out io.Writer) error {
 		return err
 	}
 	req := rewind.Request{Revert: o.Windows, Paths: o.Paths, Markers: o.Conflict == "markers", Force: o.Force, Apply: !o.DryRun}
-	outcome, err := v.rewind(req)
+	outcome, err := v.Rewind(req)
 	v.showOutcome(out, outcome, outcomeText{verb: "revert", done: "reverted", what: "window " + strings.Join(o.Windows, ", "), apply: "Run it without --dry-run to revert"},
 		o.Paths, o.JSON, o.Diff, o.Limit)
 	if err != nil {

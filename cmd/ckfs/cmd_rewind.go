@@ -6,12 +6,10 @@ import (
 	"io"
 	"strings"
 
-	"github.com/ckfs-dev/ckfs/cas"
 	"github.com/ckfs-dev/ckfs/index"
 	"github.com/ckfs-dev/ckfs/rewind"
 	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
 )
 
 type rewindOptions struct {
@@ -117,7 +115,7 @@ func runRewind(cmd *cobra.Command, o rewindOptions, out io.Writer) error {
 		if o.Abandon != "" {
 			op, name = o.Abandon, "abandon"
 		}
-		if err := v.runJournalOp(name, op); err != nil {
+		if err := v.JournalOp(name, op); err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "%s of %s done\n", name, op)
@@ -180,7 +178,7 @@ func runRewind(cmd *cobra.Command, o rewindOptions, out io.Writer) error {
 // rewindFiles runs (or previews) the file side and prints it.
 func (v *workspaceView) rewindFiles(o rewindOptions, target uint64, what string, out io.Writer) (*rewind.Outcome, error) {
 	req := rewind.Request{Target: target, Force: o.Force, Apply: o.Files && !o.DryRun, Paths: o.Paths}
-	outcome, err := v.rewind(req)
+	outcome, err := v.Rewind(req)
 	v.showOutcome(out, outcome, outcomeText{verb: "rewind the files to", done: "rewound the files to", what: what, apply: "Add --files to rewind the files"},
 		o.Paths, o.JSON, o.Diff, o.Limit)
 	if err != nil {
@@ -191,79 +189,6 @@ func (v *workspaceView) rewindFiles(o rewindOptions, target uint64, what string,
 		return outcome, err
 	}
 	return outcome, nil
-}
-
-// rewind runs req through the daemon when mounted, or here otherwise.
-func (v *workspaceView) rewind(req rewind.Request) (*rewind.Outcome, error) {
-	if v.Mounted {
-		rep, err := workspace.Call(v.Store, workspace.Request{Op: "rewind", Rewind: &req})
-		if rep != nil && rep.Refused {
-			return rep.Outcome, &rewind.RefusedError{Report: rep.Outcome.Report}
-		}
-		if rep != nil {
-			return rep.Outcome, err
-		}
-		return nil, err
-	}
-	var out *rewind.Outcome
-	err := v.local(func(env rewind.Env) error {
-		o, err := rewind.Run(env, req)
-		out = o
-		return err
-	})
-	return out, err
-}
-
-func (v *workspaceView) runJournalOp(name, op string) error {
-	if v.Mounted {
-		_, err := workspace.Call(v.Store, workspace.Request{Op: name, RunOp: op})
-		return err
-	}
-	return v.local(func(env rewind.Env) error {
-		if name == "abandon" {
-			return env.Applier.Abandon(op)
-		}
-		return env.Applier.Rollback(op)
-	})
-}
-
-// local runs fn on the unmounted workspace, holding the store's lock.
-func (v *workspaceView) local(fn func(rewind.Env) error) error {
-	if workspace.MountedAt(v.Meta.Root) {
-		return withCode(ExitNotMounted, "%s has a ckfs mount whose daemon is gone: run ckfs unmount %s first", v.Meta.Root, v.Meta.Root)
-	}
-	w, _, err := index.OpenWriter(v.Store, index.WriterOptions{})
-	if errors.Is(err, index.ErrLocked) {
-		return withCode(ExitBusy, "%v", err)
-	}
-	if err != nil {
-		return err
-	}
-	defer w.Close()
-	root, err := workspace.AbsDir(v.Meta.Root)
-	if err != nil {
-		return fmt.Errorf("workspace %s: %w", v.Meta.Root, err)
-	}
-	fd, err := workspace.OpenRoot(root)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(fd)
-	cs, err := cas.Open(v.Store, nil)
-	if err != nil {
-		return err
-	}
-	// The view's records were read before the lock was taken: use them
-	// only if nothing was appended since.
-	recs := v.Records
-	if n := len(recs); n > 0 && w.LastSeq() != recs[n-1].Seq || n == 0 && w.LastSeq() != 0 {
-		recs = nil
-	}
-	env, err := workspace.RewindEnv(v.Store, v.Meta.Root, root, cs, fd, w.Append, nil, recs)
-	if err != nil {
-		return err
-	}
-	return fn(env)
 }
 
 func actionNames(as []rewind.Action) []string {

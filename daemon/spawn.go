@@ -1,0 +1,87 @@
+package daemon
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ckfs-dev/ckfs/workspace"
+)
+
+// ReportedError is the error a daemon reported before it served.
+type ReportedError struct {
+	Msg  string
+	Busy bool // the workspace is mounted already
+}
+
+func (e *ReportedError) Error() string { return e.Msg }
+
+// Spawn starts exe's daemon command for o in its own session, and returns
+// its pid once it serves. A store it created that never served is removed
+// when the daemon fails, so no later command resolves a path to it.
+func Spawn(exe string, o Options) (int, error) {
+	// A store this mount creates and that never served is removed when
+	// the mount fails, so no later command resolves a path to it.
+	_, serr := os.Stat(o.Store)
+	fresh := errors.Is(serr, fs.ErrNotExist)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return 0, err
+	}
+	args := []string{"daemon", "--store", o.Store, "--ready-fd", "3", "--max-file-size", fmt.Sprint(o.MaxFileSize),
+		"--keep", fmt.Sprint(o.Retention.Keep), "--max-age", o.Retention.MaxAge.String(), "--max-size", fmt.Sprint(o.Retention.MaxSize),
+		"--auto-gc=" + fmt.Sprint(o.Retention.AutoGC)}
+	if o.AllowOther {
+		args = append(args, "--allow-other")
+	}
+	for _, e := range o.Excludes {
+		args = append(args, "--exclude", e)
+	}
+	args = append(args, o.Root, o.Mountpoint)
+	cmd := exec.Command(exe, args...)
+	cmd.ExtraFiles = []*os.File{pw}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.Dir = "/"
+	if err := cmd.Start(); err != nil {
+		pw.Close()
+		pr.Close()
+		return 0, fmt.Errorf("start daemon: %w", err)
+	}
+	pw.Close()
+	defer pr.Close()
+	line, rerr := bufio.NewReader(pr).ReadString('\n')
+	line = strings.TrimSpace(line)
+	if line == "ok" {
+		pid := cmd.Process.Pid
+		cmd.Process.Release()
+		return pid, nil
+	}
+	// The daemon failed before serving: reap it, forget it, and report why.
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		cmd.Process.Kill()
+		<-done
+	}
+	logHint := fmt.Sprintf("; see %s/daemon.log", o.Store)
+	if st, err := workspace.ReadDaemonState(o.Store); err == nil && st.PID == cmd.Process.Pid {
+		os.Remove(filepath.Join(o.Store, "daemon.json"))
+	}
+	if fresh {
+		os.RemoveAll(o.Store)
+		logHint = ""
+	}
+	if msg, ok := strings.CutPrefix(line, "error: "); ok {
+		return 0, &ReportedError{Msg: msg, Busy: strings.Contains(msg, "already mounted")}
+	}
+	return 0, fmt.Errorf("mount %s: the daemon exited without serving (%v)%s", o.Root, rerr, logHint)
+}
