@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/ckfs-dev/ckfs/internal/durable"
+	"github.com/ckfs-dev/ckfs/internal/jsonl"
 	"github.com/gofrs/flock"
 )
 
@@ -103,30 +103,15 @@ func OpenWriter(dir string, opts WriterOptions) (*Writer, *Repair, error) {
 const tailWindow = 1 << 20
 
 // tail finds the last complete line of a timeline file: its bytes (nil
-// for an empty timeline) and the offset just after it, where a torn tail
-// would begin.
+// for an empty timeline), the offset just after it, where a torn tail
+// would begin, and the file's size.
 func tail(f *os.File, path string) ([]byte, int64, int64, error) {
-	st, err := f.Stat()
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	size := st.Size()
-	start := max(0, size-tailWindow)
-	buf := make([]byte, size-start)
-	if _, err := f.ReadAt(buf, start); err != nil && err != io.EOF {
-		return nil, 0, 0, fmt.Errorf("read timeline %s: %w", path, err)
-	}
-	nl := bytes.LastIndexByte(buf, '\n')
-	if nl < 0 && start > 0 {
+	last, end, size, err := jsonl.Tail(f, tailWindow)
+	if errors.Is(err, jsonl.ErrNoLine) {
 		return nil, 0, 0, fmt.Errorf("timeline %s: the last %d bytes hold no complete record; run ckfs verify --repair with the workspace unmounted (it moves them to quarantine/)", path, tailWindow)
 	}
-	end := start + int64(nl) + 1
-	if nl < 0 {
-		return nil, end, size, nil
-	}
-	last := buf[:nl]
-	if i := bytes.LastIndexByte(last, '\n'); i >= 0 {
-		last = last[i+1:]
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("read timeline %s: %w", path, err)
 	}
 	return last, end, size, nil
 }

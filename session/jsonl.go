@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/ckfs-dev/ckfs/internal/durable"
+	"github.com/ckfs-dev/ckfs/internal/jsonl"
 	"golang.org/x/sys/unix"
 )
 
@@ -90,27 +91,11 @@ func appendLine(path string, build func(last []byte) ([]byte, error)) error {
 // lastLine returns the last complete line of f and the offset just after
 // it (where a torn tail, if any, begins).
 func lastLine(f *os.File) ([]byte, int64, error) {
-	st, err := f.Stat()
-	if err != nil {
-		return nil, 0, err
+	last, end, _, err := jsonl.Tail(f, int64(maxLine+1))
+	if errors.Is(err, jsonl.ErrNoLine) {
+		return nil, 0, errors.New("last line too long")
 	}
-	size := st.Size()
-	window := int64(maxLine + 1)
-	start := max(0, size-window)
-	buf := make([]byte, size-start)
-	if _, err := f.ReadAt(buf, start); err != nil && err != io.EOF {
-		return nil, 0, err
-	}
-	nl := bytes.LastIndexByte(buf, '\n')
-	if nl < 0 {
-		if start > 0 {
-			return nil, 0, errors.New("last line too long")
-		}
-		return nil, 0, nil // empty, or only a torn first line
-	}
-	end := start + int64(nl) + 1
-	prev := bytes.LastIndexByte(buf[:nl], '\n')
-	return buf[prev+1 : nl], end, nil
+	return last, end, err
 }
 
 // readLines calls parse for each line of path. It stops at the first line

@@ -94,3 +94,12 @@ func Call(store string, req Request) (*Reply, error) {
 	}
 	return &rep, nil
 }
+
+// FullLine says what a full store disk did, for status and doctor.
+func (d *StatusInfo) FullLine() string {
+	s := fmt.Sprintf("%d times the store's disk was full: writes whose pre-image could not be stored were refused (ENOSPC), changes whose post-image could not be stored are recorded as not restorable", d.StoreFull)
+	if d.StoreFullNow {
+		s += "; it is full NOW (since " + d.StoreFullSince.Local().Format("15:04:05") + "): free space on the store's disk, or run ckfs gc"
+	}
+	return s
+}

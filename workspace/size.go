@@ -3,6 +3,8 @@ package workspace
 import (
 	"io/fs"
 	"path/filepath"
+
+	"github.com/ckfs-dev/ckfs/session"
 )
 
 // DirBytes sums the sizes of the files under dir.
@@ -22,3 +24,38 @@ func DirBytes(dir string) int64 {
 // ObjectBytes sums the size of every object file of a store (one stat
 // each, no reads).
 func ObjectBytes(store string) int64 { return DirBytes(filepath.Join(store, "objects")) }
+
+// WindowSessions maps the windows the agent hooks opened (named by tool
+// call ids) to their sessions, from ckfs's session logs.
+func WindowSessions(store string) map[string]string {
+	out := map[string]string{}
+	ids, _ := session.List(store)
+	for _, id := range ids {
+		evs, _, _ := session.Load(session.Path(store, id))
+		for _, e := range evs {
+			if e.Kind == session.KindToolCall {
+				if _, seen := out[e.Call]; !seen {
+					out[e.Call] = id
+				}
+			}
+		}
+	}
+	return out
+}
+
+// StoreUsage is the store's size on disk and its object count.
+func StoreUsage(store string) (bytes int64, objects int) {
+	filepath.WalkDir(store, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		if info, err := d.Info(); err == nil {
+			bytes += info.Size()
+		}
+		if filepath.Base(filepath.Dir(filepath.Dir(filepath.Dir(p)))) == "objects" {
+			objects++
+		}
+		return nil
+	})
+	return bytes, objects
+}

@@ -4,16 +4,17 @@ import (
 	"testing"
 
 	"github.com/BurntSushi/toml"
+	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/google/go-cmp/cmp"
 )
 
 // The hooks handed to codex with -c are TOML that decodes to exactly the
 // hooks.json that ckfs hooks print codex writes.
 func TestCodexHooksAsTOML(t *testing.T) {
-	hooks := hookSettings("/opt/my tools/ckfs \"x\"", "codex")["hooks"]
+	hooks := workspace.HookSettings("/opt/my tools/ckfs \"x\"", "codex")["hooks"]
 	var got map[string]any
-	if _, err := toml.Decode("hooks="+tomlInline(hooks), &got); err != nil {
-		t.Fatalf("%v\n%s", err, tomlInline(hooks))
+	if _, err := toml.Decode("hooks="+workspace.TOMLInline(hooks), &got); err != nil {
+		t.Fatalf("%v\n%s", err, workspace.TOMLInline(hooks))
 	}
 	want := map[string]any{}
 	for ev, groups := range hooks.(map[string]any) {

@@ -8,51 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
-	"strings"
 
 	"github.com/ckfs-dev/ckfs/internal/durable"
 	"github.com/ckfs-dev/ckfs/transcript"
 	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
 )
-
-// hookSettings is the hook configuration that sends every event ckfs uses
-// to `ckfs hook AGENT`, in the shape Claude Code's settings files and Codex
-// CLI's hooks.json share.
-func hookSettings(exe, agent string) map[string]any {
-	cmd := map[string]any{"type": "command", "command": shellQuote(exe) + " hook " + agent, "timeout": 60}
-	all := "*"
-	if agent == transcript.Codex {
-		all = ".*" // Codex matchers are regular expressions
-	}
-	group := func(matcher bool) []map[string]any {
-		g := map[string]any{"hooks": []any{cmd}}
-		if matcher {
-			g["matcher"] = all
-		}
-		return []map[string]any{g}
-	}
-	hooks := map[string]any{
-		"SessionStart":     group(false),
-		"UserPromptSubmit": group(false),
-		"PreToolUse":       group(true),
-		"PostToolUse":      group(true),
-		// The end of a turn closes every call that never reported back.
-		"Stop": group(false),
-	}
-	if agent == transcript.Claude {
-		hooks["PostToolUseFailure"] = group(true)
-	}
-	return map[string]any{"hooks": hooks}
-}
-
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
 
 func newHooksCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "hooks", Short: "Print or install the hook configuration for an agent"}
@@ -77,7 +38,7 @@ passes them for one run instead.`,
 			if err != nil {
 				return err
 			}
-			return printJSON(cmd.OutOrStdout(), hookSettings(exe, args[0]))
+			return printJSON(cmd.OutOrStdout(), workspace.HookSettings(exe, args[0]))
 		},
 	})
 	return cmd
@@ -164,7 +125,7 @@ func runAgent(agent string, args []string, stdout, stderr io.Writer) error {
 	switch agent {
 	case transcript.Claude:
 		settings := filepath.Join(store, "agent", "claude-settings.json")
-		b, _ := json.MarshalIndent(hookSettings(exe, transcript.Claude), "", "  ")
+		b, _ := json.MarshalIndent(workspace.HookSettings(exe, transcript.Claude), "", "  ")
 		if err := os.MkdirAll(filepath.Dir(settings), 0o700); err != nil {
 			return err
 		}
@@ -173,7 +134,7 @@ func runAgent(agent string, args []string, stdout, stderr io.Writer) error {
 		}
 		pre = []string{"--settings", settings}
 	case transcript.Codex:
-		pre = []string{"-c", "hooks=" + tomlInline(hookSettings(exe, transcript.Codex)["hooks"]), "--dangerously-bypass-hook-trust"}
+		pre = []string{"-c", "hooks=" + workspace.TOMLInline(workspace.HookSettings(exe, transcript.Codex)["hooks"]), "--dangerously-bypass-hook-trust"}
 	}
 	c := exec.Command(bin, append(pre, args...)...)
 	c.Dir = root // entered after the mount: the agent sees the mounted view
@@ -192,39 +153,4 @@ func runAgent(agent string, args []string, stdout, stderr io.Writer) error {
 		return &exitError{code: ee.ExitCode(), err: runErr, silent: true}
 	}
 	return runErr
-}
-
-// tomlInline writes v (maps, slices, strings, numbers, booleans) as a TOML
-// inline value, for a -c override.
-func tomlInline(v any) string {
-	switch x := v.(type) {
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		parts := make([]string, len(keys))
-		for i, k := range keys {
-			parts[i] = k + "=" + tomlInline(x[k])
-		}
-		return "{" + strings.Join(parts, ",") + "}"
-	case []map[string]any:
-		parts := make([]string, len(x))
-		for i, e := range x {
-			parts[i] = tomlInline(e)
-		}
-		return "[" + strings.Join(parts, ",") + "]"
-	case []any:
-		parts := make([]string, len(x))
-		for i, e := range x {
-			parts[i] = tomlInline(e)
-		}
-		return "[" + strings.Join(parts, ",") + "]"
-	case string:
-		b, _ := json.Marshal(x) // a TOML basic string is a JSON string
-		return string(b)
-	default:
-		return fmt.Sprint(x)
-	}
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/ckfs-dev/ckfs/config"
 	"github.com/ckfs-dev/ckfs/gc"
-	"github.com/ckfs-dev/ckfs/session"
 	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
 )
@@ -32,7 +31,7 @@ what the retention policy no longer keeps.`,
 			if err != nil {
 				return err
 			}
-			u, err := gc.Measure(v.Store, v.CAS, v.Records, top, windowSessions(v.Store))
+			u, err := gc.Measure(v.Store, v.CAS, v.Records, top, workspace.WindowSessions(v.Store))
 			if err != nil {
 				return err
 			}
@@ -77,22 +76,4 @@ func printDU(out io.Writer, u *gc.Usage, asJSON bool) {
 			fmt.Fprintf(out, "  %10s  %4d versions  %s\n", sz(f.StoredBytes), f.Versions, f.Path)
 		}
 	}
-}
-
-// windowSessions maps the windows the agent hooks opened (named by tool
-// call ids) to their sessions, from ckfs's session logs.
-func windowSessions(store string) map[string]string {
-	out := map[string]string{}
-	ids, _ := session.List(store)
-	for _, id := range ids {
-		evs, _, _ := session.Load(session.Path(store, id))
-		for _, e := range evs {
-			if e.Kind == session.KindToolCall {
-				if _, seen := out[e.Call]; !seen {
-					out[e.Call] = id
-				}
-			}
-		}
-	}
-	return out
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ckfs-dev/ckfs/internal/durable"
 	"github.com/ckfs-dev/ckfs/transcript"
+	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
 )
 
@@ -40,34 +41,15 @@ once it has been reviewed: trust ckfs's in Codex's /hooks afterwards.`,
 			if err != nil {
 				return err
 			}
-			path, err := agentSettingsPath(args[0])
+			path, err := workspace.AgentSettingsPath(args[0])
 			if err != nil {
 				return err
 			}
-			return installHooks(path, hookSettings(exe, args[0]), dryRun, time.Now(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return installHooks(path, workspace.HookSettings(exe, args[0]), dryRun, time.Now(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the merged settings, write nothing")
 	return cmd
-}
-
-// agentSettingsPath is the user settings file an agent reads its hooks
-// from.
-func agentSettingsPath(agent string) (string, error) {
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", err
-	}
-	if agent == transcript.Claude {
-		if d := os.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
-			return filepath.Join(d, "settings.json"), nil
-		}
-		return filepath.Join(home, ".claude", "settings.json"), nil
-	}
-	if d := os.Getenv("CODEX_HOME"); d != "" {
-		return filepath.Join(d, "hooks.json"), nil
-	}
-	return filepath.Join(home, ".codex", "hooks.json"), nil
 }
 
 // installHooks merges ours into the settings at path.
@@ -82,7 +64,7 @@ func installHooks(path string, ours map[string]any, dryRun bool, now time.Time, 
 			return withCode(ExitError, "%s is not valid JSON (%v): fix it first; nothing was changed", path, err)
 		}
 	}
-	added, err := mergeHooks(settings, ours["hooks"].(map[string]any))
+	added, err := workspace.MergeHooks(settings, ours["hooks"].(map[string]any))
 	if err != nil {
 		return withCode(ExitError, "%s: %v; nothing was changed", path, err)
 	}
@@ -112,56 +94,4 @@ func installHooks(path string, ours map[string]any, dryRun bool, now time.Time, 
 	}
 	fmt.Fprintf(stderr, "added %d hook groups to %s\n", added, path)
 	return nil
-}
-
-// mergeHooks adds each of our event's hook groups to settings["hooks"]
-// unless a group with the same matcher and command is there; it returns
-// how many it added.
-func mergeHooks(settings map[string]any, ours map[string]any) (int, error) {
-	hooks, ok := settings["hooks"].(map[string]any)
-	if settings["hooks"] != nil && !ok {
-		return 0, errors.New(`"hooks" is not an object`)
-	}
-	if hooks == nil {
-		hooks = map[string]any{}
-		settings["hooks"] = hooks
-	}
-	added := 0
-	for event, groups := range ours {
-		have, ok := hooks[event].([]any)
-		if hooks[event] != nil && !ok {
-			return 0, fmt.Errorf(`"hooks.%s" is not a list`, event)
-		}
-		for _, g := range groups.([]map[string]any) {
-			if containsGroup(have, g) {
-				continue
-			}
-			// Through JSON, so the stored group is plain data.
-			b, _ := json.Marshal(g)
-			var plain any
-			json.Unmarshal(b, &plain)
-			have = append(have, plain)
-			added++
-		}
-		hooks[event] = have
-	}
-	return added, nil
-}
-
-// containsGroup reports whether a group with g's matcher runs g's command.
-func containsGroup(have []any, g map[string]any) bool {
-	want := g["hooks"].([]any)[0].(map[string]any)["command"]
-	for _, h := range have {
-		m, _ := h.(map[string]any)
-		if m == nil || fmt.Sprint(m["matcher"]) != fmt.Sprint(g["matcher"]) {
-			continue
-		}
-		inner, _ := m["hooks"].([]any)
-		for _, x := range inner {
-			if xm, _ := x.(map[string]any); xm != nil && xm["command"] == want {
-				return true
-			}
-		}
-	}
-	return false
 }

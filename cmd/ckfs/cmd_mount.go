@@ -10,6 +10,7 @@ import (
 
 	"github.com/ckfs-dev/ckfs/capture"
 	"github.com/ckfs-dev/ckfs/daemon"
+	"github.com/ckfs-dev/ckfs/doctor"
 	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
 )
@@ -99,7 +100,7 @@ func runMount(ctx context.Context, o mountOptions, stdout, stderr io.Writer) err
 		if de.Busy {
 			code = ExitBusy
 		}
-		return withCode(code, "%s", explainMount(fmt.Sprintf("mount %s: %s", o.Root, de.Msg), o.AllowOther))
+		return withCode(code, "%s", doctor.ExplainMount(fmt.Sprintf("mount %s: %s", o.Root, de.Msg), o.AllowOther))
 	}
 	if err != nil {
 		return err

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,7 +53,7 @@ func newStatusCmd() *cobra.Command {
 
 func runStatus(store string, meta *workspace.Meta, asJSON bool, out io.Writer) error {
 	r := statusReport{Root: meta.Root, Store: store, State: "not-mounted"}
-	r.StoreBytes, r.Objects = storeUsage(store)
+	r.StoreBytes, r.Objects = workspace.StoreUsage(store)
 	if st, err := workspace.ReadDaemonState(store); err == nil {
 		r.Mountpoint = st.Mountpoint
 		if rep, err := workspace.Call(store, workspace.Request{Op: "status"}); err == nil {
@@ -81,7 +80,7 @@ func runStatus(store string, meta *workspace.Meta, asJSON bool, out io.Writer) e
 		fmt.Fprintf(out, "daemon     pid %d\nwindows    %d opened, open now: %v\nrecords    %d (%d skipped), %d capture errors\n",
 			d.PID, d.Windows, d.OpenWindows, d.Records, d.Skipped, d.Errors)
 		if d.StoreFull > 0 || d.StoreFullNow {
-			fmt.Fprintf(out, "store full %s\n", storeFullLine(d))
+			fmt.Fprintf(out, "store full %s\n", d.FullLine())
 		}
 	}
 	fmt.Fprintf(out, "store      %s (%d objects, %d bytes)\n", store, r.Objects, r.StoreBytes)
@@ -92,32 +91,6 @@ func runStatus(store string, meta *workspace.Meta, asJSON bool, out io.Writer) e
 		fmt.Fprintf(out, "hint       %s\n", r.Hint)
 	}
 	return nil
-}
-
-// storeUsage is the store's size on disk and its object count.
-func storeUsage(store string) (bytes int64, objects int) {
-	filepath.WalkDir(store, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return nil
-		}
-		if info, err := d.Info(); err == nil {
-			bytes += info.Size()
-		}
-		if filepath.Base(filepath.Dir(filepath.Dir(filepath.Dir(p)))) == "objects" {
-			objects++
-		}
-		return nil
-	})
-	return bytes, objects
-}
-
-// storeFullLine says what a full store disk did, for status and doctor.
-func storeFullLine(d *workspace.StatusInfo) string {
-	s := fmt.Sprintf("%d times the store's disk was full: writes whose pre-image could not be stored were refused (ENOSPC), changes whose post-image could not be stored are recorded as not restorable", d.StoreFull)
-	if d.StoreFullNow {
-		s += "; it is full NOW (since " + d.StoreFullSince.Local().Format("15:04:05") + "): free space on the store's disk, or run ckfs gc"
-	}
-	return s
 }
 
 // hookProblems counts the lines of the store's hook.log and returns the

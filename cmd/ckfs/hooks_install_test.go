@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ckfs-dev/ckfs/workspace"
 )
 
 // ckfs hooks install merges into the user's own settings: their settings
@@ -19,7 +21,7 @@ func TestHooksInstallMerges(t *testing.T) {
 	path := filepath.Join(dir, "settings.json")
 	mine := `{"model": "opus", "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "my-guard"}]}]}}`
 	os.WriteFile(path, []byte(mine), 0o600)
-	ours := hookSettings("/usr/local/bin/ckfs", "claude")
+	ours := workspace.HookSettings("/usr/local/bin/ckfs", "claude")
 	now := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
 	var out, msg bytes.Buffer
 
@@ -80,20 +82,20 @@ func FuzzMergeHooks(f *testing.F) {
 	f.Add([]byte(`{"model":"opus","hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"g"}]}]}}`))
 	f.Add([]byte(`{"hooks":{"Stop":"oops"}}`))
 	f.Add([]byte(`{"hooks":[1,2]}`))
-	ours := hookSettings("/usr/local/bin/ckfs", "claude")["hooks"].(map[string]any)
+	ours := workspace.HookSettings("/usr/local/bin/ckfs", "claude")["hooks"].(map[string]any)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var settings map[string]any
 		if json.Unmarshal(b, &settings) != nil || settings == nil {
 			return
 		}
 		keys := len(settings)
-		if _, err := mergeHooks(settings, ours); err != nil {
+		if _, err := workspace.MergeHooks(settings, ours); err != nil {
 			return
 		}
 		if len(settings) < keys {
 			t.Fatal("a setting was dropped")
 		}
-		if n, err := mergeHooks(settings, ours); err != nil || n != 0 {
+		if n, err := workspace.MergeHooks(settings, ours); err != nil || n != 0 {
 			t.Fatalf("a second merge added %d groups (%v)", n, err)
 		}
 	})
@@ -109,7 +111,7 @@ func TestHookSettingsShape(t *testing.T) {
 			} `json:"hooks"`
 		} `json:"hooks"`
 	}
-	b, _ := json.Marshal(hookSettings("/opt/my tools/ckfs", "claude"))
+	b, _ := json.Marshal(workspace.HookSettings("/opt/my tools/ckfs", "claude"))
 	if err := json.Unmarshal(b, &s); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"runtime/pprof"
 
+	"github.com/ckfs-dev/ckfs/doctor"
 	"github.com/spf13/cobra"
 )
 
@@ -36,7 +37,7 @@ func main() {
 func run(ctx context.Context, args []string) int {
 	// A shell left inside a mount whose daemon died has a working
 	// directory that no longer answers: say so, with the way out.
-	if _, err := os.Getwd(); isNotConnected(err) {
+	if _, err := os.Getwd(); doctor.IsNotConnected(err) {
 		dir := os.Getenv("PWD")
 		fmt.Fprintf(os.Stderr, "ckfs: the current directory %s is on a dead ckfs mount (transport endpoint is not connected: its daemon is gone); clean it up with: cd / && ckfs unmount %s\n", dir, dir)
 		return ExitNotMounted
@@ -49,7 +50,7 @@ func run(ctx context.Context, args []string) int {
 	if err == nil {
 		return ExitOK
 	}
-	if isNotConnected(err) {
+	if doctor.IsNotConnected(err) {
 		err = fmt.Errorf("%w: a ckfs mount whose daemon is gone; ckfs doctor names it and the command that cleans it up", err)
 	}
 	if ee := (*exitError)(nil); !errors.As(err, &ee) || !ee.silent {

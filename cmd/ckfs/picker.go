@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"strings"
+
+	"github.com/ckfs-dev/ckfs/workspace"
 )
 
 // The interactive picker of ckfs rewind -i: a list of turns (marks) and
@@ -15,11 +17,11 @@ import (
 type pickAction struct {
 	label string
 	kind  string // rewind-both, rewind-files, rewind-conversation, preview, revert, back
-	entry logEntry
+	entry workspace.LogEntry
 }
 
 type pickModel struct {
-	entries []logEntry
+	entries []workspace.LogEntry
 	sel     int          // selected entry
 	acts    []pickAction // the actions menu, when open
 	asel    int
@@ -27,8 +29,8 @@ type pickModel struct {
 	done    bool
 }
 
-func newPickModel(entries []logEntry) *pickModel {
-	var keep []logEntry
+func newPickModel(entries []workspace.LogEntry) *pickModel {
+	var keep []workspace.LogEntry
 	for _, e := range entries {
 		if e.Kind == "mark" || (e.Kind == "window" && e.Wrote && !e.Open) {
 			keep = append(keep, e)
@@ -38,7 +40,7 @@ func newPickModel(entries []logEntry) *pickModel {
 }
 
 // pickActions are what can be done at e.
-func pickActions(e logEntry) []pickAction {
+func pickActions(e workspace.LogEntry) []pickAction {
 	var out []pickAction
 	add := func(label, kind string) { out = append(out, pickAction{label, kind, e}) }
 	if e.Kind == "mark" {
@@ -152,7 +154,7 @@ func pointer(on bool) string {
 }
 
 // entryTitle is an entry's one-line name.
-func entryTitle(e logEntry) string {
+func entryTitle(e workspace.LogEntry) string {
 	when := e.Time.Local().Format("15:04:05")
 	if e.Kind == "mark" {
 		return fmt.Sprintf("turn %d  %s  %q", e.Mark, when, trunc(e.Label, 60))
@@ -161,7 +163,7 @@ func entryTitle(e logEntry) string {
 }
 
 // entryFiles lists a window's files with their changes, in one line.
-func entryFiles(e logEntry, width int) string {
+func entryFiles(e workspace.LogEntry, width int) string {
 	code := map[string]string{"added": "A", "deleted": "D", "modified": "M", "mode": "m", "type": "T", "skipped": "!"}
 	var parts []string
 	for _, f := range e.Files {

@@ -23,7 +23,7 @@ func runPicker(cmd *cobra.Command, o rewindOptions, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	m := newPickModel(v.logEntries())
+	m := newPickModel(v.LogEntries())
 	old, err := term.MakeRaw(in)
 	if err != nil {
 		return fmt.Errorf("rewind -i: %w", err)

@@ -4,13 +4,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ckfs-dev/ckfs/workspace"
 )
 
 func TestPickModel(t *testing.T) {
 	at := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
-	entries := []logEntry{
+	entries := []workspace.LogEntry{
 		{Kind: "mark", Mark: 2, Label: "second", Session: "s", Time: at},
-		{Kind: "window", ID: "w3", Wrote: true, Time: at, Files: []logFile{{Path: "a.go", Status: "modified"}}},
+		{Kind: "window", ID: "w3", Wrote: true, Time: at, Files: []workspace.LogFile{{Path: "a.go", Status: "modified"}}},
 		{Kind: "window", ID: "empty", Time: at}, // wrote nothing: not listed
 		{Kind: "outside", Time: at},             // not a place to go to
 		{Kind: "mark", Mark: 1, Label: "first", Time: at},
@@ -45,9 +47,9 @@ func TestPickModel(t *testing.T) {
 		t.Fatal("quit chose something")
 	}
 	// A small screen scrolls to keep the selection in view.
-	many := make([]logEntry, 30)
+	many := make([]workspace.LogEntry, 30)
 	for i := range many {
-		many[i] = logEntry{Kind: "mark", Mark: 30 - i, Time: at}
+		many[i] = workspace.LogEntry{Kind: "mark", Mark: 30 - i, Time: at}
 	}
 	s := newPickModel(many)
 	for range 25 {

@@ -20,7 +20,7 @@ func runRewindMark(v *workspaceView, o rewindOptions, out io.Writer) error {
 	if o.SumFrom && o.SumUpTo {
 		return withCode(ExitUsage, "give --summarize-from or --summarize-up-to, not both")
 	}
-	m, err := findMark(v.Store, o.Mark)
+	m, err := workspace.FindMark(v.Store, o.Mark)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ckfs-dev/ckfs/index"
 	"github.com/ckfs-dev/ckfs/rewind"
+	"github.com/ckfs-dev/ckfs/workspace"
 )
 
 // outcomeText is how a rewind or a revert names itself in printOutcome.
@@ -142,7 +143,7 @@ func (v *workspaceView) stepChange(s rewind.Step, applied, diff bool) (string, s
 	if err != nil {
 		return fmt.Sprintf("(cannot read the checkpoint's content: %v)", err), ""
 	}
-	added, removed, binary := lineCounts(now, then)
+	added, removed, binary := workspace.LineCounts(now, then)
 	counts := fmt.Sprintf("+%d -%d", added, removed)
 	if binary {
 		counts = "binary"

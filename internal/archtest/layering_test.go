@@ -27,6 +27,8 @@ var forbidden = map[string][]string{
 	// protocol, rewind, verify and hook set-up) never links the mount: a
 	// command or a hook talks to the daemon over the socket.
 	"workspace": {"fusefs", "capture", "daemon", "cmd/ckfs"},
+	// The checks of a machine and a workspace read; they never serve.
+	"doctor": {"fusefs", "capture", "daemon", "cmd/ckfs"},
 	// The daemon serves the mount; it never reaches up into the CLI.
 	"daemon": {"cmd/ckfs"},
 	"config": {"*"},
@@ -38,10 +40,11 @@ var forbidden = map[string][]string{
 	"internal/proc":     {"*"},
 	"internal/durable":  {"*"},
 	"internal/safename": {"*"},
+	"internal/jsonl":    {"*"},
 }
 
 // leaves are the helpers every package may import, "*" rules included.
-var leaves = []string{"internal/durable", "internal/safename"}
+var leaves = []string{"internal/durable", "internal/safename", "internal/jsonl"}
 
 type pkg struct {
 	ImportPath string
@@ -81,7 +84,7 @@ func TestLayering(t *testing.T) {
 			}
 		}
 	}
-	for _, must := range []string{"cas", "index", "workspace", "daemon"} {
+	for _, must := range []string{"cas", "index", "workspace", "daemon", "doctor"} {
 		if !seen[must] {
 			t.Errorf("package %s not found by go list", must)
 		}

@@ -1,4 +1,4 @@
-package main
+package doctor
 
 import (
 	"fmt"
@@ -12,10 +12,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// devFuseCheck opens /dev/fuse as the mount will and, when it cannot, says
+// DevFuse opens /dev/fuse as the mount will and, when it cannot, says
 // why and gives the one fix that can work on this machine (from the
 // device's owner, group and mode, and the user's groups).
-func devFuseCheck() (status, detail, fix string) {
+func DevFuse() (status, detail, fix string) {
 	fd, err := unix.Open("/dev/fuse", unix.O_RDWR|unix.O_CLOEXEC, 0)
 	switch {
 	case err == nil:
@@ -54,15 +54,15 @@ func devFuseCheck() (status, detail, fix string) {
 	}
 }
 
-// explainMount adds to a failed mount's message what doctor would say
+// ExplainMount adds to a failed mount's message what doctor would say
 // about the permission to mount, when that is where it failed: fusermount
 // reports only its exit code.
-func explainMount(msg string, allowOther bool) string {
+func ExplainMount(msg string, allowOther bool) string {
 	if os.Geteuid() == 0 || !strings.Contains(msg, "fusermount") {
 		return msg
 	}
 	var why []string
-	if status, detail, fix := devFuseCheck(); status != "ok" {
+	if status, detail, fix := DevFuse(); status != "ok" {
 		why = append(why, fmt.Sprintf("/dev/fuse %s\n  fix: %s", detail, fix))
 	}
 	if _, err := exec.LookPath("fusermount3"); err != nil {

@@ -1,0 +1,156 @@
+package workspace
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/ckfs-dev/ckfs/transcript"
+)
+
+// HookSettings is the hook configuration that sends every event ckfs uses
+// to `ckfs hook AGENT`, in the shape Claude Code's settings files and Codex
+// CLI's hooks.json share.
+func HookSettings(exe, agent string) map[string]any {
+	cmd := map[string]any{"type": "command", "command": ShellQuote(exe) + " hook " + agent, "timeout": 60}
+	all := "*"
+	if agent == transcript.Codex {
+		all = ".*" // Codex matchers are regular expressions
+	}
+	group := func(matcher bool) []map[string]any {
+		g := map[string]any{"hooks": []any{cmd}}
+		if matcher {
+			g["matcher"] = all
+		}
+		return []map[string]any{g}
+	}
+	hooks := map[string]any{
+		"SessionStart":     group(false),
+		"UserPromptSubmit": group(false),
+		"PreToolUse":       group(true),
+		"PostToolUse":      group(true),
+		// The end of a turn closes every call that never reported back.
+		"Stop": group(false),
+	}
+	if agent == transcript.Claude {
+		hooks["PostToolUseFailure"] = group(true)
+	}
+	return map[string]any{"hooks": hooks}
+}
+
+func ShellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// TOMLInline writes v (maps, slices, strings, numbers, booleans) as a TOML
+// inline value, for a -c override.
+func TOMLInline(v any) string {
+	switch x := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = k + "=" + TOMLInline(x[k])
+		}
+		return "{" + strings.Join(parts, ",") + "}"
+	case []map[string]any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = TOMLInline(e)
+		}
+		return "[" + strings.Join(parts, ",") + "]"
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = TOMLInline(e)
+		}
+		return "[" + strings.Join(parts, ",") + "]"
+	case string:
+		b, _ := json.Marshal(x) // a TOML basic string is a JSON string
+		return string(b)
+	default:
+		return fmt.Sprint(x)
+	}
+}
+
+// AgentSettingsPath is the user settings file an agent reads its hooks
+// from.
+func AgentSettingsPath(agent string) (string, error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", err
+	}
+	if agent == transcript.Claude {
+		if d := os.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
+			return filepath.Join(d, "settings.json"), nil
+		}
+		return filepath.Join(home, ".claude", "settings.json"), nil
+	}
+	if d := os.Getenv("CODEX_HOME"); d != "" {
+		return filepath.Join(d, "hooks.json"), nil
+	}
+	return filepath.Join(home, ".codex", "hooks.json"), nil
+}
+
+// MergeHooks adds each of our event's hook groups to settings["hooks"]
+// unless a group with the same matcher and command is there; it returns
+// how many it added.
+func MergeHooks(settings map[string]any, ours map[string]any) (int, error) {
+	hooks, ok := settings["hooks"].(map[string]any)
+	if settings["hooks"] != nil && !ok {
+		return 0, errors.New(`"hooks" is not an object`)
+	}
+	if hooks == nil {
+		hooks = map[string]any{}
+		settings["hooks"] = hooks
+	}
+	added := 0
+	for event, groups := range ours {
+		have, ok := hooks[event].([]any)
+		if hooks[event] != nil && !ok {
+			return 0, fmt.Errorf(`"hooks.%s" is not a list`, event)
+		}
+		for _, g := range groups.([]map[string]any) {
+			if containsGroup(have, g) {
+				continue
+			}
+			// Through JSON, so the stored group is plain data.
+			b, _ := json.Marshal(g)
+			var plain any
+			json.Unmarshal(b, &plain)
+			have = append(have, plain)
+			added++
+		}
+		hooks[event] = have
+	}
+	return added, nil
+}
+
+// containsGroup reports whether a group with g's matcher runs g's command.
+func containsGroup(have []any, g map[string]any) bool {
+	want := g["hooks"].([]any)[0].(map[string]any)["command"]
+	for _, h := range have {
+		m, _ := h.(map[string]any)
+		if m == nil || fmt.Sprint(m["matcher"]) != fmt.Sprint(g["matcher"]) {
+			continue
+		}
+		inner, _ := m["hooks"].([]any)
+		for _, x := range inner {
+			if xm, _ := x.(map[string]any); xm != nil && xm["command"] == want {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,253 @@
+package workspace
+
+import (
+	"errors"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/ckfs-dev/ckfs/cas"
+	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/session"
+)
+
+// LogEntry is one line of ckfs log: a window, a rewind, or a run of
+// changes made outside any window.
+type LogEntry struct {
+	Kind        string    `json:"kind"` // window, rewind, outside
+	Checkpoint  uint64    `json:"checkpoint"`
+	Before      uint64    `json:"before"` // the checkpoint just before it
+	ID          string    `json:"id,omitempty"`
+	Tool        string    `json:"tool,omitempty"`
+	Label       string    `json:"label,omitempty"`
+	Time        time.Time `json:"time"`
+	Open        bool      `json:"open,omitempty"`        // a window still open
+	Interrupted bool      `json:"interrupted,omitempty"` // its daemon died; closed at the next mount
+	Unfinished  bool      `json:"unfinished,omitempty"`  // the agent never reported the call finished
+	Wrote       bool      `json:"wrote,omitempty"`       // a window: something was written in it
+	// Alongside lists the windows open at the same time as this one
+	// (parallel tool calls). Writes made then are matched to their call by
+	// the writing process; Guessed counts the paths that could not be, and
+	// were credited to this window as the newest open.
+	Alongside  []string  `json:"alongside,omitempty"`
+	Guessed    int       `json:"guessed,omitempty"`
+	Target     uint64    `json:"target,omitempty"`
+	Restorable bool      `json:"restorable"`        // its checkpoint is at or after the watermark
+	Mark       int       `json:"mark,omitempty"`    // the turn (mark) it belongs to; for a mark, its number
+	Session    string    `json:"session,omitempty"` // a mark's conversation session
+	Files      []LogFile `json:"files"`
+}
+
+type LogFile struct {
+	Path      string `json:"path"`
+	Status    string `json:"status"` // added, deleted, modified, mode, type, skipped
+	Added     int    `json:"added"`
+	Removed   int    `json:"removed"`
+	Binary    bool   `json:"binary,omitempty"`
+	Dir       bool   `json:"dir,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+	Collected bool   `json:"content_collected,omitempty"` // its content was removed by ckfs gc
+	Problem   string `json:"content_problem,omitempty"`   // "damaged" or "missing": the store lost content it should hold
+}
+
+// LogEntries is the timeline as ckfs log shows it, oldest first.
+func (v *View) LogEntries() []LogEntry {
+	h := index.NewHistory(v.Records)
+	var out []LogEntry
+	files := func(paths map[string]bool, before, after uint64) []LogFile {
+		var fs []LogFile
+		for _, p := range sortedKeys(paths) {
+			if f, ok := v.fileChange(h, p, before, after); ok {
+				fs = append(fs, f)
+			}
+		}
+		return fs
+	}
+	last := uint64(0)
+	if n := len(v.Records); n > 0 {
+		last = v.Records[n-1].Seq
+	}
+	wins := index.Windows(v.Records)
+	together := alongside(wins, last)
+	guessed := map[string]map[string]bool{}
+	for _, r := range v.Records {
+		if r.By == index.ByGuess {
+			if guessed[r.Window] == nil {
+				guessed[r.Window] = map[string]bool{}
+			}
+			guessed[r.Window][r.Path] = true
+		}
+	}
+	for wi, w := range wins {
+		e := LogEntry{Kind: "window", ID: w.ID, Tool: w.Tool, Label: w.Label, Time: w.Open.Time, Before: w.Open.Seq, Checkpoint: last, Open: w.Close == nil}
+		if w.Close != nil {
+			e.Checkpoint = w.Close.Seq
+			e.Interrupted = w.Close.Interrupted()
+			e.Unfinished = w.Close.Reason == index.ReasonUnfinished
+		}
+		e.Wrote = len(w.Paths) > 0 || len(w.Skipped) > 0
+		e.Alongside, e.Guessed = together[wi], len(guessed[w.ID])
+		ps := map[string]bool{}
+		for _, p := range w.Paths {
+			ps[p] = true
+		}
+		e.Files = files(ps, e.Before, e.Checkpoint)
+		out = append(out, e)
+	}
+	// Outside changes and rewinds, grouped between boundaries.
+	var cur *LogEntry
+	curPaths := map[string]bool{}
+	flushOutside := func() {
+		if cur != nil {
+			cur.Files = files(curPaths, cur.Before, cur.Checkpoint)
+			if len(cur.Files) > 0 {
+				out = append(out, *cur)
+			}
+			cur, curPaths = nil, map[string]bool{}
+		}
+	}
+	for i := range v.Records {
+		r := &v.Records[i]
+		switch {
+		case r.Kind == index.KindOutside:
+			if cur == nil {
+				cur = &LogEntry{Kind: "outside", Before: r.Seq - 1, Time: r.Time}
+			}
+			cur.Checkpoint = r.Seq
+			curPaths[r.Path] = true
+		case r.Kind == index.KindRewind:
+			flushOutside()
+			e := LogEntry{Kind: "rewind", ID: r.Op, Time: r.Time, Before: r.Seq, Checkpoint: r.Seq, Target: *r.Target}
+			// Its after images follow it, with its op id as window.
+			ps := map[string]bool{}
+			for j := i + 1; j < len(v.Records) && v.Records[j].Window == r.Op; j++ {
+				ps[v.Records[j].Path] = true
+				e.Checkpoint = v.Records[j].Seq
+			}
+			e.Files = files(ps, e.Before, e.Checkpoint)
+			out = append(out, e)
+		case r.IsBoundary():
+			flushOutside()
+		}
+	}
+	flushOutside()
+	marks, _, _ := session.LoadMarks(v.Store)
+	for i := range out {
+		for _, m := range marks {
+			if m.Files <= out[i].Before {
+				out[i].Mark = m.Mark
+			}
+		}
+	}
+	for _, m := range marks {
+		e := LogEntry{Kind: "mark", Mark: m.Mark, Label: m.Label, Time: m.Time, Before: m.Files, Checkpoint: m.Files}
+		if m.Conversation != nil {
+			e.Session = m.Conversation.Session
+		}
+		out = append(out, e)
+	}
+	w, _ := index.Watermark(v.Records)
+	for i := range out {
+		out[i].Restorable = out[i].Before >= w
+	}
+	// Newest turn first, each mark heading its turn's entries, newest first.
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Mark != b.Mark {
+			return a.Mark > b.Mark
+		}
+		if (a.Kind == "mark") != (b.Kind == "mark") {
+			return a.Kind == "mark"
+		}
+		return a.Before > b.Before
+	})
+	return out
+}
+
+// fileChange describes how path changed between two checkpoints; false if
+// it did not (a file created and deleted inside the window).
+func (v *View) fileChange(h index.History, path string, before, after uint64) (LogFile, bool) {
+	b, _ := h.At(path, before)
+	a, _ := h.At(path, after)
+	f := LogFile{Path: path}
+	switch {
+	case a.Unknown || b.Unknown:
+		f.Status, f.Reason = "skipped", a.Reason+b.Reason
+		if a.Unknown && a.Reason == "" {
+			f.Reason = b.Reason
+		}
+		return f, true
+	case !b.Exists() && !a.Exists():
+		return f, false
+	case !b.Exists():
+		f.Status = "added"
+	case !a.Exists():
+		f.Status = "deleted"
+	case a.Type != b.Type:
+		f.Status = "type"
+	case a.Hash != b.Hash:
+		f.Status = "modified"
+	case a.Mode != b.Mode:
+		f.Status = "mode"
+		return f, true
+	default:
+		return f, false
+	}
+	if a.Type == index.TypeDir || b.Type == index.TypeDir {
+		f.Dir = true
+		return f, true
+	}
+	from, err := v.Content(b.State)
+	if err == nil {
+		var to []byte
+		if to, err = v.Content(a.State); err == nil {
+			f.Added, f.Removed, f.Binary = LineCounts(from, to)
+			return f, true
+		}
+	}
+	// Only content that checkpoints below the watermark alone needed was
+	// collected on purpose; anything else the store should still hold.
+	wm, _ := index.Watermark(v.Records)
+	switch {
+	case errors.Is(err, cas.ErrCorrupt):
+		f.Problem = "damaged"
+	case errors.Is(err, cas.ErrNotFound) && after < wm:
+		f.Collected = true
+	default:
+		f.Problem = "missing"
+	}
+	return f, true
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// alongside lists, for each window, the windows open at some moment
+// together with it (last is the timeline's end, for windows still open).
+// Windows come in the order they opened, so one sweep that keeps the
+// windows still open finds every pair: O(windows × those open at once).
+func alongside(wins []index.Window, last uint64) [][]string {
+	end := func(w index.Window) uint64 {
+		if w.Close == nil {
+			return last + 1
+		}
+		return w.Close.Seq
+	}
+	out := make([][]string, len(wins))
+	var open []int
+	for i, w := range wins {
+		open = slices.DeleteFunc(open, func(j int) bool { return end(wins[j]) <= w.Open.Seq })
+		for _, j := range open {
+			out[i] = append(out[i], wins[j].ID)
+			out[j] = append(out[j], w.ID)
+		}
+		open = append(open, i)
+	}
+	return out
+}
