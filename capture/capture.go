@@ -40,7 +40,7 @@ const DefaultMaxFileSize = 16 << 20
 var (
 	ErrWindowOpen     = errors.New("a window with this id is already open")
 	ErrNoWindow       = errors.New("no such open window")
-	ErrExclusiveClose = errors.New("recorder is closed")
+	ErrClosed = errors.New("recorder is closed")
 )
 
 // Options configure a Recorder.
@@ -164,7 +164,7 @@ func (r *Recorder) Stats() Stats {
 // the process pid (see ownerFor).
 func (r *Recorder) touch(pid uint32, rel string) error {
 	if r.closed {
-		return ErrExclusiveClose
+		return ErrClosed
 	}
 	// A post-image queued or being taken for rel is void: rel is changing
 	// again (no map write when nothing is queued: this is the request path).

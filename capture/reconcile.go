@@ -34,7 +34,7 @@ func (r *Recorder) Reconcile(history []index.Record) (Reconciled, error) {
 	defer r.mu.Unlock()
 	var out Reconciled
 	if r.closed {
-		return out, ErrExclusiveClose
+		return out, ErrClosed
 	}
 	open := map[string]bool{}
 	for _, w := range r.windows {

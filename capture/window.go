@@ -32,7 +32,7 @@ func (r *Recorder) OpenAgentWindow(id, tool, label string, agent Agent) (uint64,
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		return 0, ErrExclusiveClose
+		return 0, ErrClosed
 	}
 	if id == "" {
 		return 0, errors.New("window id is empty")
@@ -66,7 +66,7 @@ func (r *Recorder) CloseWindowReason(id, reason string) (uint64, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		return 0, ErrExclusiveClose
+		return 0, ErrClosed
 	}
 	i := len(r.windows) - 1
 	if id != "" {
@@ -218,7 +218,7 @@ func (r *Recorder) Exclusive(fn func(appendFn func(recs ...*index.Record) error,
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		return ErrExclusiveClose
+		return ErrClosed
 	}
 	if err := r.flushPeriod(); err != nil {
 		return err

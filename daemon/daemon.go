@@ -198,7 +198,7 @@ func Run(ctx context.Context, o Options, ready io.Writer) (err error) {
 		for {
 			select {
 			case now := <-t.C:
-				if err := rec.Sync(); err != nil && !errors.Is(err, capture.ErrExclusiveClose) {
+				if err := rec.Sync(); err != nil && !errors.Is(err, capture.ErrClosed) {
 					log.Error("periodic sync", "err", err)
 				}
 				if rec.StoreFullNow() && rec.RefillReserve() {

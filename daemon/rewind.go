@@ -28,7 +28,7 @@ func (d *daemon) rewind(req workspace.Request) workspace.Reply {
 		}
 		switch req.Op {
 		case "rollback", "abandon":
-			j, err := rewind.ReadJournal(env.Applier.JournalDir, req.RunOp)
+			j, err := rewind.ReadJournal(env.Applier.JournalDir, req.RewindOp)
 			if err != nil {
 				return err
 			}
@@ -36,9 +36,9 @@ func (d *daemon) rewind(req workspace.Request) workspace.Reply {
 				touched = append(touched, p.Path)
 			}
 			if req.Op == "abandon" {
-				return env.Applier.Abandon(req.RunOp)
+				return env.Applier.Abandon(req.RewindOp)
 			}
-			return env.Applier.Rollback(req.RunOp)
+			return env.Applier.Rollback(req.RewindOp)
 		}
 		if req.Rewind == nil {
 			return errors.New("rewind request without parameters")

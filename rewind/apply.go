@@ -18,11 +18,11 @@ type Applier struct {
 	// Append appends records durably to the timeline (through the
 	// recorder when mounted, so it knows the new states).
 	Append func(recs ...*index.Record) error
-	// AfterOp, if set, is called after the journal is written (i == -1)
+	// AfterAction, if set, is called after the journal is written (i == -1)
 	// and after each operation; an error stops the apply there, leaving
 	// the journal, as any failure does. Tests use it to inject failures.
-	AfterOp func(i int, op Op) error
-	Now     func() time.Time
+	AfterAction func(i int, op PathAction) error
+	Now         func() time.Time
 }
 
 // ApplyError is a failure during apply: the journal is left in place.
@@ -77,7 +77,7 @@ func (a *Applier) Apply(plan *Plan, op string) error {
 	if err := WriteJournal(a.JournalDir, j); err != nil {
 		return fmt.Errorf("write rewind journal: %w", err)
 	}
-	if err := a.hook(-1, Op{}); err != nil {
+	if err := a.hook(-1, PathAction{}); err != nil {
 		return &ApplyError{Op: op, Err: err}
 	}
 	for i, o := range plan.Ordered() {
@@ -109,11 +109,11 @@ func (a *Applier) now() time.Time {
 	return time.Now().UTC()
 }
 
-func (a *Applier) hook(i int, o Op) error {
-	if a.AfterOp == nil {
+func (a *Applier) hook(i int, o PathAction) error {
+	if a.AfterAction == nil {
 		return nil
 	}
-	return a.AfterOp(i, o)
+	return a.AfterAction(i, o)
 }
 
 // saveCurrent stores what is at the step's path now, checking it is still
@@ -163,22 +163,22 @@ func (a *Applier) saveXAttrs(s Step) error {
 }
 
 // do applies one operation.
-func (a *Applier) do(o Op) error {
+func (a *Applier) do(o PathAction) error {
 	t := o.Target
 	m, err := a.metaOf(t)
 	if err != nil {
 		return fmt.Errorf("restore %s: %w", index.Display(o.Path), err)
 	}
 	switch o.Action {
-	case ActRemove:
+	case ActDelete:
 		return a.Dir.Remove(o.Path)
 	case ActRmdir:
 		return a.Dir.Rmdir(o.Path)
 	case ActMkdir:
 		return a.Dir.Mkdir(o.Path, m)
-	case ActChmod, ActMeta:
+	case ActChmod, ActMetadata:
 		return a.Dir.SetMeta(o.Path, m)
-	case ActRestore, ActCreate, ActSymlink:
+	case ActRestore, ActRecreate, ActRelink:
 		if t.Type.Special() {
 			return a.Dir.Mknod(o.Path, t)
 		}

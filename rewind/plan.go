@@ -18,14 +18,14 @@ type Action string
 
 // The actions, in the order a plan applies them.
 const (
-	ActRemove  Action = "delete"   // remove a file, symlink or special file
-	ActRmdir   Action = "rmdir"    // remove a directory
-	ActMkdir   Action = "mkdir"    // create a directory
-	ActRestore Action = "restore"  // write a file's content (and mode)
-	ActCreate  Action = "recreate" // write a file, symlink or special file that does not exist now
-	ActSymlink Action = "relink"   // replace a symlink's target
-	ActChmod   Action = "chmod"    // change the mode only
-	ActMeta    Action = "metadata" // change the owner or extended attributes (and the mode)
+	ActDelete   Action = "delete"   // remove a file, symlink or special file
+	ActRmdir    Action = "rmdir"    // remove a directory
+	ActMkdir    Action = "mkdir"    // create a directory
+	ActRestore  Action = "restore"  // write a file's content (and mode)
+	ActRecreate Action = "recreate" // write a file, symlink or special file that does not exist now
+	ActRelink   Action = "relink"   // replace a symlink's target
+	ActChmod    Action = "chmod"    // change the mode only
+	ActMetadata Action = "metadata" // change the owner or extended attributes (and the mode)
 )
 
 // Step changes one path from its state on disk to its target state.
@@ -96,11 +96,11 @@ func actions(cur, want index.State) []Action {
 		case cur.Hash != want.Hash && cur.Type == index.TypeFile:
 			return []Action{ActRestore}
 		case cur.Hash != want.Hash && cur.Type == index.TypeSymlink:
-			return []Action{ActSymlink}
+			return []Action{ActRelink}
 		case cur.Rdev != want.Rdev:
-			return []Action{ActRemove, ActCreate} // another device: a new node
+			return []Action{ActDelete, ActRecreate} // another device: a new node
 		case want.HasMeta() && ((canChown && cur.Owner != want.Owner) || cur.XAttrs != want.XAttrs):
-			return []Action{ActMeta}
+			return []Action{ActMetadata}
 		case cur.Mode != want.Mode && cur.Type != index.TypeSymlink:
 			return []Action{ActChmod}
 		}
@@ -109,13 +109,13 @@ func actions(cur, want index.State) []Action {
 	var out []Action
 	switch {
 	case cur.Type == index.TypeFile || cur.Type == index.TypeSymlink || cur.Type.Special():
-		out = append(out, ActRemove)
+		out = append(out, ActDelete)
 	case cur.Type == index.TypeDir:
 		out = append(out, ActRmdir)
 	}
 	switch {
 	case want.Type == index.TypeFile || want.Type == index.TypeSymlink || want.Type.Special():
-		out = append(out, ActCreate)
+		out = append(out, ActRecreate)
 	case want.Type == index.TypeDir:
 		out = append(out, ActMkdir)
 	}
@@ -126,21 +126,21 @@ func actions(cur, want index.State) []Action {
 // then directories deepest first, then new directories shallowest first,
 // then contents, then modes (directories last, deepest first, so a
 // read-only directory is made so after its children are written).
-func (p *Plan) Ordered() []Op {
-	var ops []Op
+func (p *Plan) Ordered() []PathAction {
+	var ops []PathAction
 	for _, s := range p.Steps {
 		for _, a := range s.Actions {
-			ops = append(ops, Op{Step: s, Action: a})
+			ops = append(ops, PathAction{Step: s, Action: a})
 		}
 	}
-	rank := map[Action]int{ActRemove: 0, ActRmdir: 1, ActMkdir: 2, ActRestore: 3, ActCreate: 3, ActSymlink: 3, ActChmod: 4, ActMeta: 4}
+	rank := map[Action]int{ActDelete: 0, ActRmdir: 1, ActMkdir: 2, ActRestore: 3, ActRecreate: 3, ActRelink: 3, ActChmod: 4, ActMetadata: 4}
 	depth := func(p string) int { return strings.Count(p, "/") }
-	slices.SortStableFunc(ops, func(a, b Op) int {
+	slices.SortStableFunc(ops, func(a, b PathAction) int {
 		if ra, rb := rank[a.Action], rank[b.Action]; ra != rb {
 			return ra - rb
 		}
 		switch a.Action {
-		case ActRmdir, ActChmod, ActMeta:
+		case ActRmdir, ActChmod, ActMetadata:
 			if da, db := depth(a.Path), depth(b.Path); da != db {
 				return db - da
 			}
@@ -154,8 +154,9 @@ func (p *Plan) Ordered() []Op {
 	return ops
 }
 
-// Op is one action on one path.
-type Op struct {
+// PathAction is one action on one path. ("Op" names a rewind's
+// operation id, and nothing else.)
+type PathAction struct {
 	Step
 	Action Action
 }

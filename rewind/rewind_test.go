@@ -100,11 +100,11 @@ func (w *ws) records() []index.Record {
 	return recs
 }
 
-func (w *ws) env(hook func(int, rewind.Op) error) rewind.Env {
+func (w *ws) env(hook func(int, rewind.PathAction) error) rewind.Env {
 	return rewind.Env{
 		Records: w.records(),
 		Applier: &rewind.Applier{Store: w.cas, Dir: rewind.NewDir(w.fd), JournalDir: rewind.JournalDir(w.store),
-			Root: w.root, Append: w.tl.Append, AfterOp: hook},
+			Root: w.root, Append: w.tl.Append, AfterAction: hook},
 		Check: rewind.CheckInput{StoreRoot: w.root, WorkRoot: w.root},
 	}
 }
@@ -315,7 +315,7 @@ func TestFailureAtEveryStepRollsBack(t *testing.T) {
 			t.Run(fmt.Sprintf("after op %d/%v", k, errno), func(t *testing.T) {
 				w, cps, _ := scenario(t)
 				before := snapshot(t, w.root)
-				hook := func(i int, _ rewind.Op) error {
+				hook := func(i int, _ rewind.PathAction) error {
 					if i == k {
 						return errno
 					}
@@ -444,7 +444,7 @@ func TestRewindNeverTrustsADamagedUndoObject(t *testing.T) {
 func TestRollbackRefusesDamagedContent(t *testing.T) {
 	w, cps, _ := scenario(t)
 	stop := errors.New("injected")
-	_, err := rewind.Run(w.env(func(i int, op rewind.Op) error {
+	_, err := rewind.Run(w.env(func(i int, op rewind.PathAction) error {
 		if i == 0 {
 			return stop
 		}
@@ -468,7 +468,7 @@ func TestRollbackRefusesDamagedContent(t *testing.T) {
 func TestRollbackChecksTheJournalRoot(t *testing.T) {
 	w, cps, _ := scenario(t)
 	stop := errors.New("injected")
-	if _, err := rewind.Run(w.env(func(i int, op rewind.Op) error {
+	if _, err := rewind.Run(w.env(func(i int, op rewind.PathAction) error {
 		if i == 0 {
 			return stop
 		}

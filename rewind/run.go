@@ -145,7 +145,7 @@ func checkWatermark(records []index.Record, target uint64) error {
 func blockedDirs(p *Plan, d *Dir) Check {
 	removed := map[string]bool{}
 	for _, s := range p.Steps {
-		if slices.Contains(s.Actions, ActRemove) || slices.Contains(s.Actions, ActRmdir) {
+		if slices.Contains(s.Actions, ActDelete) || slices.Contains(s.Actions, ActRmdir) {
 			removed[s.Path] = true
 		}
 	}

@@ -17,14 +17,14 @@ import (
 // The daemon also checks that the peer runs as its own user.
 
 type Request struct {
-	Op     string          `json:"op"` // open, close, status, flush, unmount, rewind, rollback, abandon
-	Rewind *rewind.Request `json:"rewind,omitempty"`
-	RunOp  string          `json:"run_op,omitempty"` // rollback, abandon: the rewind's op id
-	ID     string          `json:"id,omitempty"`
-	Tool   string          `json:"tool,omitempty"`
-	Label  string          `json:"label,omitempty"`
-	GC     *GCRequest      `json:"gc,omitempty"`
-	Reason string          `json:"reason,omitempty"` // close: why, for a call that never finished
+	Op       string          `json:"op"` // open, close, status, flush, unmount, rewind, rollback, abandon
+	Rewind   *rewind.Request `json:"rewind,omitempty"`
+	RewindOp string          `json:"rewind_op,omitempty"` // rollback, abandon: the rewind's op id
+	ID       string          `json:"id,omitempty"`
+	Tool     string          `json:"tool,omitempty"`
+	Label    string          `json:"label,omitempty"`
+	GC       *GCRequest      `json:"gc,omitempty"`
+	Reason   string          `json:"reason,omitempty"` // close: why, for a call that never finished
 	// open: the agent process running the call and its shell command, to
 	// match writes to calls that run at the same time.
 	Agent   int    `json:"agent,omitempty"`

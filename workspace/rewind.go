@@ -35,7 +35,7 @@ func (v *View) Rewind(req rewind.Request) (*rewind.Outcome, error) {
 // when mounted, here otherwise.
 func (v *View) JournalOp(name, op string) error {
 	if v.Mounted {
-		_, err := Call(v.Store, Request{Op: name, RunOp: op})
+		_, err := Call(v.Store, Request{Op: name, RewindOp: op})
 		return err
 	}
 	return v.Local(func(env rewind.Env) error {

@@ -41,7 +41,7 @@ func RewindEnv(store string, storeRoot, workRoot string, cs cas.Store, rootFd in
 		Records: recs,
 		Applier: &rewind.Applier{
 			Store: cs, Dir: rewind.NewDir(rootFd), JournalDir: rewind.JournalDir(store), Root: workRoot,
-			Append: appendFn, AfterOp: testhooks.RewindFault(),
+			Append: appendFn, AfterAction: testhooks.RewindFault(),
 		},
 		Check: rewind.CheckInput{
 			StoreRoot: storeRoot, WorkRoot: workRoot, Pending: pending, OpenWindows: openWindows,

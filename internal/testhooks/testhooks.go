@@ -51,14 +51,14 @@ func SizeCheckEvery() time.Duration {
 
 // RewindFault kills or fails a rewind at a chosen operation
 // (CKFS_TEST_REWIND_KILL_AT, CKFS_TEST_REWIND_FAIL_AT), or is nil.
-func RewindFault() func(int, rewind.Op) error {
+func RewindFault() func(int, rewind.PathAction) error {
 	kill, kerr := strconv.Atoi(os.Getenv("CKFS_TEST_REWIND_KILL_AT"))
 	failSpec := os.Getenv("CKFS_TEST_REWIND_FAIL_AT")
 	failAt, ferr := strconv.Atoi(strings.Split(failSpec, ":")[0])
 	if kerr != nil && ferr != nil {
 		return nil
 	}
-	return func(i int, _ rewind.Op) error {
+	return func(i int, _ rewind.PathAction) error {
 		if kerr == nil && i == kill {
 			syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		}
