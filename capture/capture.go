@@ -38,9 +38,9 @@ const DefaultMaxFileSize = 16 << 20
 
 // Errors returned to callers.
 var (
-	ErrWindowOpen     = errors.New("a window with this id is already open")
-	ErrNoWindow       = errors.New("no such open window")
-	ErrClosed = errors.New("recorder is closed")
+	ErrWindowOpen = errors.New("a window with this id is already open")
+	ErrNoWindow   = errors.New("no such open window")
+	ErrClosed     = errors.New("recorder is closed")
 )
 
 // Options configure a Recorder.
