@@ -85,7 +85,7 @@ func FuzzLoadMatchesScan(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var scanned []Record
 		serr := Scan(bytes.NewReader(data), func(r *Record) error { scanned = append(scanned, *r); return nil })
-		loaded, tail, _ := parseAll(data)
+		loaded, tail, _ := parseAll(data, 0)
 		if len(scanned) != len(loaded) {
 			t.Fatalf("Scan read %d records, Load %d", len(scanned), len(loaded))
 		}

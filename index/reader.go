@@ -132,11 +132,42 @@ func Load(path string) (recs []Record, tail *LineError, err error) {
 		}
 		return nil, nil, err
 	}
-	return parseAll(data)
+	// The cache holds the records of a verified prefix; only the rest is
+	// parsed, and a load that parsed many records leaves a new cache.
+	cpath := CachePath(path)
+	cached, covered := readCache(cpath, data)
+	var after uint64
+	if n := len(cached); n > 0 {
+		after = cached[n-1].Seq
+	}
+	recs, tail, err = parseAll(data[covered:], after)
+	if err != nil {
+		return nil, nil, err
+	}
+	if tail != nil {
+		tail.Line += len(cached)
+		tail.Offset += int64(covered)
+	}
+	if len(recs) >= cacheEvery {
+		end := len(data)
+		if tail != nil {
+			end = int(tail.Offset)
+		}
+		all := append(cached, recs...)
+		if end > 0 {
+			writeCache(cpath, data, end, all)
+		}
+		return all, tail, nil
+	}
+	if cached == nil {
+		return recs, tail, nil
+	}
+	return append(cached, recs...), tail, nil
 }
 
-// parseAll parses a whole timeline held in memory.
-func parseAll(data []byte) ([]Record, *LineError, error) {
+// parseAll parses a timeline held in memory: data starts at a line
+// boundary, and its first record must follow seq after.
+func parseAll(data []byte, after uint64) ([]Record, *LineError, error) {
 	var starts, ends []int // each complete line is data[starts[i]:ends[i]], ends[i] its newline
 	for off := 0; off < len(data); {
 		nl := bytes.IndexByte(data[off:], '\n')
@@ -175,7 +206,7 @@ func parseAll(data []byte) ([]Record, *LineError, error) {
 		}()
 	}
 	wg.Wait()
-	var last uint64
+	last := after
 	for i := range starts {
 		err := errs[i]
 		if err == nil && recs[i].Seq <= last {
