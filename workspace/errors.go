@@ -37,21 +37,6 @@ func Errorf(kind error, format string, a ...any) error {
 	return &kindError{kind: kind, err: fmt.Errorf(format, a...)}
 }
 
-// Code is the protocol code of an error's kind.
-func Code(err error) int {
-	switch {
-	case errors.Is(err, ErrUsage):
-		return CodeUsage
-	case errors.Is(err, ErrRefused):
-		return CodeRefused
-	case errors.Is(err, ErrNotMounted):
-		return CodeNotMounted
-	case errors.Is(err, ErrBusy):
-		return CodeBusy
-	}
-	return CodeError
-}
-
 // errorOfCode is a daemon's error reply as an error of its kind.
 func errorOfCode(code int, msg string) error {
 	kind := map[int]error{CodeUsage: ErrUsage, CodeRefused: ErrRefused, CodeNotMounted: ErrNotMounted, CodeBusy: ErrBusy}[code]

@@ -32,7 +32,7 @@ passes them for one run instead.`,
 		ValidArgs: []string{transcript.Claude, transcript.Codex},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if args[0] != transcript.Claude && args[0] != transcript.Codex {
-				return withCode(ExitUsage, "hooks print %s: ckfs has hooks for claude and codex; for other agents use ckfs run -- CMD", args[0])
+				return workspace.Errorf(workspace.ErrUsage, "hooks print %s: ckfs has hooks for claude and codex; for other agents use ckfs run -- CMD", args[0])
 			}
 			exe, err := os.Executable()
 			if err != nil {
@@ -77,7 +77,7 @@ Set CKFS_CLAUDE or CKFS_CODEX to run another binary.`,
 				return cmd.Help()
 			}
 			if args[0] != transcript.Claude && args[0] != transcript.Codex {
-				return withCode(ExitUsage, "agent %s: ckfs agent runs claude or codex; for any other agent use ckfs run -- CMD", args[0])
+				return workspace.Errorf(workspace.ErrUsage, "agent %s: ckfs agent runs claude or codex; for any other agent use ckfs run -- CMD", args[0])
 			}
 			return runAgent(args[0], args[1:], cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -106,7 +106,7 @@ func runAgent(agent string, args []string, stdout, stderr io.Writer) error {
 	}
 	if _, err := exec.LookPath(bin); err != nil {
 		pkg := map[string]string{transcript.Claude: "@anthropic-ai/claude-code", transcript.Codex: "@openai/codex"}[agent]
-		return withCode(ExitError, "%s is not installed or not on PATH (npm install -g %s), or set %s", bin, pkg, agentBinaries[agent][1])
+		return fmt.Errorf("%s is not installed or not on PATH (npm install -g %s), or set %s", bin, pkg, agentBinaries[agent][1])
 	}
 	store, _, err := workspace.Find("", root)
 	mountedHere := false

@@ -32,7 +32,7 @@ file is $CKFS_CONFIG, else $XDG_CONFIG_HOME/ckfs/config.toml, else
 			}
 			root, err := workspace.AbsDir(dir)
 			if err != nil {
-				return withCode(ExitUsage, "config show: %v", err)
+				return workspace.Errorf(workspace.ErrUsage, "config show: %v", err)
 			}
 			c, path, err := loadConfig(root)
 			if err != nil {

@@ -64,18 +64,18 @@ func runGC(cmd *cobra.Command, dir string, o gcOptions, out io.Writer) error {
 	p := retentionPolicy(cfg)
 	if o.KeepLast != 0 {
 		if o.KeepLast < 1 {
-			return withCode(ExitUsage, "--keep-last %d: keep at least 1 checkpoint", o.KeepLast)
+			return workspace.Errorf(workspace.ErrUsage, "--keep-last %d: keep at least 1 checkpoint", o.KeepLast)
 		}
 		p.Keep = o.KeepLast
 	}
 	if o.OlderThan != "" {
 		if p.MaxAge, err = config.ParseDuration(o.OlderThan); err != nil {
-			return withCode(ExitUsage, "--older-than: %v", err)
+			return workspace.Errorf(workspace.ErrUsage, "--older-than: %v", err)
 		}
 	}
 	if o.MaxSize != "" {
 		if p.MaxSize, err = config.ParseSize(o.MaxSize); err != nil {
-			return withCode(ExitUsage, "--max-size: %v", err)
+			return workspace.Errorf(workspace.ErrUsage, "--max-size: %v", err)
 		}
 	}
 	res, err := workspace.Collect(store, p, o.DryRun)

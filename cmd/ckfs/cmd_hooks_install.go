@@ -35,7 +35,7 @@ once it has been reviewed: trust ckfs's in Codex's /hooks afterwards.`,
 		ValidArgs: []string{transcript.Claude, transcript.Codex},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if args[0] != transcript.Claude && args[0] != transcript.Codex {
-				return withCode(ExitUsage, "hooks install %s: ckfs has hooks for claude and codex; for other agents use ckfs run -- CMD", args[0])
+				return workspace.Errorf(workspace.ErrUsage, "hooks install %s: ckfs has hooks for claude and codex; for other agents use ckfs run -- CMD", args[0])
 			}
 			exe, err := os.Executable()
 			if err != nil {
@@ -61,12 +61,12 @@ func installHooks(path string, ours map[string]any, dryRun bool, now time.Time, 
 	settings := map[string]any{}
 	if len(bytes.TrimSpace(old)) > 0 {
 		if err := json.Unmarshal(old, &settings); err != nil {
-			return withCode(ExitError, "%s is not valid JSON (%v): fix it first; nothing was changed", path, err)
+			return fmt.Errorf("%s is not valid JSON (%v): fix it first; nothing was changed", path, err)
 		}
 	}
 	added, err := workspace.MergeHooks(settings, ours["hooks"].(map[string]any))
 	if err != nil {
-		return withCode(ExitError, "%s: %v; nothing was changed", path, err)
+		return fmt.Errorf("%s: %v; nothing was changed", path, err)
 	}
 	merged, _ := json.MarshalIndent(settings, "", "  ")
 	merged = append(merged, '\n')

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/ckfs-dev/ckfs/capture"
 	"github.com/ckfs-dev/ckfs/daemon"
@@ -35,18 +34,18 @@ serving, with the daemon running in the background.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			root, err := workspace.AbsDir(args[0])
 			if err != nil {
-				return withCode(ExitUsage, "mount: %v", err)
+				return workspace.Errorf(workspace.ErrUsage, "mount: %v", err)
 			}
 			if root == "/" {
-				return withCode(ExitUsage, "mount: refusing to mount /: ckfs mounts one repository (cd into it and run ckfs mount .)")
+				return workspace.Errorf(workspace.ErrUsage, "mount: refusing to mount /: ckfs mounts one repository (cd into it and run ckfs mount .)")
 			}
 			o.Root, o.Mountpoint = root, root
 			if len(args) == 2 {
 				if o.Mountpoint, err = workspace.AbsDir(args[1]); err != nil {
-					return withCode(ExitUsage, "mount: %v", err)
+					return workspace.Errorf(workspace.ErrUsage, "mount: %v", err)
 				}
 				if o.Mountpoint == "/" {
-					return withCode(ExitUsage, "mount: refusing to mount over /: choose an empty directory as the mountpoint")
+					return workspace.Errorf(workspace.ErrUsage, "mount: refusing to mount over /: choose an empty directory as the mountpoint")
 				}
 			}
 			if o.Store, err = storeFor(cmd, root); err != nil {
@@ -57,7 +56,7 @@ serving, with the daemon running in the background.`,
 				return err
 			}
 			if !cfg.Capture.Enabled {
-				return withCode(ExitRefused, "capture is disabled for %s (capture.enabled = false, set at %s): set it to true to mount", root, cfg.Sources["capture.enabled"])
+				return workspace.Errorf(workspace.ErrRefused, "capture is disabled for %s (capture.enabled = false, set at %s): set it to true to mount", root, cfg.Sources["capture.enabled"])
 			}
 			o.Excludes = append(cfg.Capture.Exclude, o.Excludes...)
 			if !cmd.Flags().Changed("max-file-size") {
@@ -77,13 +76,13 @@ serving, with the daemon running in the background.`,
 
 func runMount(ctx context.Context, o mountOptions, stdout, stderr io.Writer) error {
 	if m, err := workspace.ReadMeta(o.Store); err == nil && m.Root != o.Root {
-		return withCode(ExitRefused, "store %s serves %s, not %s: use another --store", o.Store, m.Root, o.Root)
+		return workspace.Errorf(workspace.ErrRefused, "store %s serves %s, not %s: use another --store", o.Store, m.Root, o.Root)
 	}
 	if st, err := workspace.ReadDaemonState(o.Store); err == nil && workspace.ProcessAlive(st.PID) {
-		return withCode(ExitBusy, "%s is already mounted at %s by daemon pid %d: ckfs unmount %s first", o.Root, st.Mountpoint, st.PID, st.Mountpoint)
+		return workspace.Errorf(workspace.ErrBusy, "%s is already mounted at %s by daemon pid %d: ckfs unmount %s first", o.Root, st.Mountpoint, st.PID, st.Mountpoint)
 	}
 	if workspace.MountedAt(o.Mountpoint) {
-		return withCode(ExitBusy, "%s has a ckfs mount whose daemon is gone: run ckfs unmount %s", o.Mountpoint, o.Mountpoint)
+		return workspace.Errorf(workspace.ErrBusy, "%s has a ckfs mount whose daemon is gone: run ckfs unmount %s", o.Mountpoint, o.Mountpoint)
 	}
 	if o.Foreground {
 		fmt.Fprintf(stderr, "serving %s at %s in the foreground (store %s); interrupt to unmount\n", o.Root, o.Mountpoint, o.Store)
@@ -96,11 +95,11 @@ func runMount(ctx context.Context, o mountOptions, stdout, stderr io.Writer) err
 	pid, err := daemon.Spawn(exe, o.Options)
 	var de *daemon.ReportedError
 	if errors.As(err, &de) {
-		code := ExitError
+		msg := doctor.ExplainMount(fmt.Sprintf("mount %s: %s", o.Root, de.Msg), o.AllowOther)
 		if de.Busy {
-			code = ExitBusy
+			return workspace.Errorf(workspace.ErrBusy, "%s", msg)
 		}
-		return withCode(code, "%s", doctor.ExplainMount(fmt.Sprintf("mount %s: %s", o.Root, de.Msg), o.AllowOther))
+		return errors.New(msg)
 	}
 	if err != nil {
 		return err
@@ -111,5 +110,3 @@ func runMount(ctx context.Context, o mountOptions, stdout, stderr io.Writer) err
 	}
 	return nil
 }
-
-func joinLines(s []string) string { return strings.Join(s, "; ") }

@@ -52,7 +52,7 @@ same checks (a change ckfs never recorded is never overwritten without
 				n = d
 			}
 			if n == 0 {
-				return withCode(ExitUsage, "name at least one window to revert (ckfs log lists them)")
+				return workspace.Errorf(workspace.ErrUsage, "name at least one window to revert (ckfs log lists them)")
 			}
 			return nil
 		},
@@ -76,7 +76,7 @@ same checks (a change ckfs never recorded is never overwritten without
 
 func runRevert(cmd *cobra.Command, o revertOptions, out io.Writer) error {
 	if o.Conflict != "refuse" && o.Conflict != "markers" {
-		return withCode(ExitUsage, "--conflict=%s: use refuse or markers", o.Conflict)
+		return workspace.Errorf(workspace.ErrUsage, "--conflict=%s: use refuse or markers", o.Conflict)
 	}
 	v, err := openView(func() (string, *workspace.Meta, error) { return findStore(cmd, ".") })
 	if err != nil {

@@ -72,7 +72,7 @@ keeping what came after it, see ckfs revert.`,
   ckfs rewind --rollback r-1a2b3c4d      # after a failed rewind`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 && cmd.ArgsLenAtDash() != 0 {
-				return withCode(ExitUsage, "unexpected argument %q: paths go after -- (ckfs rewind --files --to N -- PATH...)", args[0])
+				return workspace.Errorf(workspace.ErrUsage, "unexpected argument %q: paths go after -- (ckfs rewind --files --to N -- PATH...)", args[0])
 			}
 			return nil
 		},
@@ -125,7 +125,7 @@ func runRewind(cmd *cobra.Command, o rewindOptions, out io.Writer) error {
 		return runRewindMark(v, o, out)
 	}
 	if o.Conversation || o.SumFrom || o.SumUpTo {
-		return withCode(ExitUsage, "--conversation: a conversation rewind goes to a mark (--mark M), where both timelines were paired; ckfs log lists the marks")
+		return workspace.Errorf(workspace.ErrUsage, "--conversation: a conversation rewind goes to a mark (--mark M), where both timelines were paired; ckfs log lists the marks")
 	}
 	var target uint64
 	var what string
@@ -136,7 +136,7 @@ func runRewind(cmd *cobra.Command, o rewindOptions, out io.Writer) error {
 		}
 	}
 	if set != 1 {
-		return withCode(ExitUsage, "give exactly one of --to CHECKPOINT, --last N or --undo")
+		return workspace.Errorf(workspace.ErrUsage, "give exactly one of --to CHECKPOINT, --last N or --undo")
 	}
 	switch {
 	case o.To != "":
@@ -154,7 +154,7 @@ func runRewind(cmd *cobra.Command, o rewindOptions, out io.Writer) error {
 	case o.Undo:
 		t, op, err := rewind.UndoTarget(v.Records)
 		if err != nil {
-			return withCode(ExitRefused, "%v", err)
+			return workspace.Errorf(workspace.ErrRefused, "%v", err)
 		}
 		// Undoing puts back what the rewind replaced; work done since
 		// would be overwritten with it.
@@ -162,7 +162,7 @@ func runRewind(cmd *cobra.Command, o rewindOptions, out io.Writer) error {
 			for i, p := range changed {
 				changed[i] = index.Display(p)
 			}
-			return withCode(ExitRefused, "undo of rewind %s refused; nothing was changed: these files changed after it, and undoing it would overwrite that work:\n  %s\nways out: rewind to a checkpoint of your choice instead (ckfs log lists them), or rerun with --force (the work is captured first, so ckfs rewind --files --undo brings it back)", op, strings.Join(changed, "\n  "))
+			return workspace.Errorf(workspace.ErrRefused, "undo of rewind %s refused; nothing was changed: these files changed after it, and undoing it would overwrite that work:\n  %s\nways out: rewind to a checkpoint of your choice instead (ckfs log lists them), or rerun with --force (the work is captured first, so ckfs rewind --files --undo brings it back)", op, strings.Join(changed, "\n  "))
 		}
 		target = t
 		what = fmt.Sprintf("checkpoint %d, before rewind %s", target, op)
@@ -184,7 +184,7 @@ func (v *workspaceView) rewindFiles(o rewindOptions, target uint64, what string,
 	if err != nil {
 		var re *rewind.RefusedError
 		if errors.As(err, &re) {
-			return outcome, &exitError{code: ExitRefused, err: errors.New("rewind refused; nothing was changed (see the checks above)")}
+			return outcome, workspace.Errorf(workspace.ErrRefused, "rewind refused; nothing was changed (see the checks above)")
 		}
 		return outcome, err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/base64"
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -24,10 +25,10 @@ with the content as text when it is valid UTF-8 and as base64 otherwise.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cp, path, ok := strings.Cut(args[0], ":")
 			if !ok {
-				return withCode(ExitUsage, "want CHECKPOINT:PATH, got %q", args[0])
+				return workspace.Errorf(workspace.ErrUsage, "want CHECKPOINT:PATH, got %q", args[0])
 			}
 			if err := index.ValidatePath(path); err != nil {
-				return withCode(ExitUsage, "%v", err)
+				return workspace.Errorf(workspace.ErrUsage, "%v", err)
 			}
 			v, err := openView(func() (string, *workspace.Meta, error) { return findStore(cmd, ".") })
 			if err != nil {
@@ -40,13 +41,13 @@ with the content as text when it is valid UTF-8 and as base64 otherwise.`,
 			e, known := index.NewHistory(v.Records).At(path, seq)
 			switch {
 			case !known:
-				return withCode(ExitError, "%s was never recorded: ckfs knows only files written through the mount", path)
+				return fmt.Errorf("%s was never recorded: ckfs knows only files written through the mount", path)
 			case e.Unknown:
-				return withCode(ExitError, "%s at checkpoint %d: content not stored (%s)", path, seq, e.Reason)
+				return fmt.Errorf("%s at checkpoint %d: content not stored (%s)", path, seq, e.Reason)
 			case e.Type == index.TypeAbsent:
-				return withCode(ExitError, "%s did not exist at checkpoint %d", path, seq)
+				return fmt.Errorf("%s did not exist at checkpoint %d", path, seq)
 			case e.Type == index.TypeDir:
-				return withCode(ExitError, "%s was a directory at checkpoint %d", path, seq)
+				return fmt.Errorf("%s was a directory at checkpoint %d", path, seq)
 			}
 			b, err := v.Content(e.State)
 			if err != nil {

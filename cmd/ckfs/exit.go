@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/ckfs-dev/ckfs/rewind"
 	"github.com/ckfs-dev/ckfs/workspace"
@@ -18,6 +17,9 @@ const (
 	ExitBusy       = 5 // already mounted, locked, or still in use
 )
 
+// exitError carries a code of its own: a wrapped command's exit status,
+// or an error already reported (silent). Every other error's code comes
+// from its kind (exitCode).
 type exitError struct {
 	code   int
 	err    error
@@ -26,11 +28,6 @@ type exitError struct {
 
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
-
-// withCode attaches an exit code to an error.
-func withCode(code int, format string, a ...any) error {
-	return &exitError{code: code, err: fmt.Errorf(format, a...)}
-}
 
 // exitCode is the exit code of a command's error: its own, or its kind's.
 func exitCode(err error) int {

@@ -12,6 +12,7 @@ import (
 	"runtime/pprof"
 
 	"github.com/ckfs-dev/ckfs/doctor"
+	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
 )
 
@@ -83,13 +84,13 @@ mounted, locked or busy; ckfs run exits with its command's code.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return withCode(ExitUsage, "unknown command %q (see ckfs --help)", args[0])
+				return workspace.Errorf(workspace.ErrUsage, "unknown command %q (see ckfs --help)", args[0])
 			}
 			return cmd.Help()
 		},
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return withCode(ExitUsage, "%v (see ckfs %s --help)", err, c.Name())
+		return workspace.Errorf(workspace.ErrUsage, "%v (see ckfs %s --help)", err, c.Name())
 	})
 	root.PersistentFlags().String("store", "", "store directory (default: derived from the repository under $CKFS_HOME or $XDG_STATE_HOME/ckfs)")
 	root.PersistentFlags().Bool("no-pager", false, "do not page the output on a terminal (CKFS_PAGER or PAGER, default less -FRX)")
@@ -107,7 +108,7 @@ func usageArgs(c *cobra.Command) {
 	if check := c.Args; check != nil {
 		c.Args = func(cmd *cobra.Command, args []string) error {
 			if err := check(cmd, args); err != nil {
-				return withCode(ExitUsage, "%s: %v (see %s --help)", cmd.CommandPath(), err, cmd.CommandPath())
+				return workspace.Errorf(workspace.ErrUsage, "%s: %v (see %s --help)", cmd.CommandPath(), err, cmd.CommandPath())
 			}
 			return nil
 		}

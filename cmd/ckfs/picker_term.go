@@ -17,7 +17,7 @@ import (
 func runPicker(cmd *cobra.Command, o rewindOptions, out io.Writer) error {
 	in, outFd := int(os.Stdin.Fd()), int(os.Stdout.Fd())
 	if !term.IsTerminal(in) || !term.IsTerminal(outFd) {
-		return withCode(ExitUsage, "rewind -i needs a terminal; without one use ckfs log, then ckfs rewind --to or --mark")
+		return workspace.Errorf(workspace.ErrUsage, "rewind -i needs a terminal; without one use ckfs log, then ckfs rewind --to or --mark")
 	}
 	v, err := openView(func() (string, *workspace.Meta, error) { return findStore(cmd, ".") })
 	if err != nil {

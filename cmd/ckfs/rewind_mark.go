@@ -15,10 +15,10 @@ import (
 // the files (the side that can refuse) go first.
 func runRewindMark(v *workspaceView, o rewindOptions, out io.Writer) error {
 	if o.To != "" || o.Last > 0 || o.Undo {
-		return withCode(ExitUsage, "give one of --to, --last, --undo or --mark")
+		return workspace.Errorf(workspace.ErrUsage, "give one of --to, --last, --undo or --mark")
 	}
 	if o.SumFrom && o.SumUpTo {
-		return withCode(ExitUsage, "give --summarize-from or --summarize-up-to, not both")
+		return workspace.Errorf(workspace.ErrUsage, "give --summarize-from or --summarize-up-to, not both")
 	}
 	m, err := workspace.FindMark(v.Store, o.Mark)
 	if err != nil {
@@ -49,7 +49,7 @@ func runRewindMark(v *workspaceView, o rewindOptions, out io.Writer) error {
 			return convErr // refuse before a file is touched
 		}
 		if conv != nil && mode != session.ModeCut && summarizer == "" && !preview {
-			return withCode(ExitUsage, "--%s needs a summarizer: set [conversation] summarizer in the configuration file, or pass --summarizer CMD", mode)
+			return workspace.Errorf(workspace.ErrUsage, "--%s needs a summarizer: set [conversation] summarizer in the configuration file, or pass --summarizer CMD", mode)
 		}
 	}
 	result := map[string]any{"mark": m}
