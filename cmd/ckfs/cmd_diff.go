@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"sort"
@@ -12,8 +13,15 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// diffOptions are ckfs diff's: the checkpoints and the flags.
+type diffOptions struct {
+	Store string // --store, or "" to find it from the current directory
+	A, B  string // B is "" for the files on disk now
+	JSON  bool
+}
+
 func newDiffCmd() *cobra.Command {
-	var asJSON bool
+	var o diffOptions
 	cmd := &cobra.Command{
 		Use:   "diff A [B]",
 		Short: "Show what changed between two checkpoints, or between a checkpoint and now",
@@ -24,53 +32,18 @@ Coloured on a terminal; NO_COLOR turns colour off.`,
 		Example: "  ckfs diff 14\n  ckfs diff toolu_01ABC 31\n  ckfs diff 14 --json | jq '.[].path'",
 		Args:    cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := openView(func() (string, *workspace.Meta, error) { return findStore(cmd, ".") })
-			if err != nil {
+			o.A = args[0]
+			if len(args) == 2 {
+				o.B = args[1]
+			}
+			var err error
+			if o.Store, err = storeFlag(cmd); err != nil {
 				return err
 			}
-			a, err := v.Checkpoint(args[0])
-			if err != nil {
-				return err
-			}
-			type pathDiff struct {
-				Path string `json:"path"`
-				Diff string `json:"diff"`
-			}
-			var diffs []*pathDiff
-			bufs := map[string]*bytes.Buffer{}
-			out := func(string) io.Writer { return cmd.OutOrStdout() }
-			if asJSON {
-				color.NoColor = true
-				out = func(p string) io.Writer {
-					if bufs[p] == nil {
-						bufs[p] = &bytes.Buffer{}
-						diffs = append(diffs, &pathDiff{Path: p})
-					}
-					return bufs[p]
-				}
-			}
-			if len(args) == 1 {
-				err = v.diffToDisk(out, a, args[0])
-			} else {
-				b, berr := v.Checkpoint(args[1])
-				if berr != nil {
-					return berr
-				}
-				err = v.diffCheckpoints(out, a, b, args[0], args[1])
-			}
-			if err != nil || !asJSON {
-				return err
-			}
-			for _, d := range diffs {
-				d.Diff = bufs[d.Path].String()
-			}
-			if diffs == nil {
-				diffs = []*pathDiff{}
-			}
-			return printJSON(cmd.OutOrStdout(), diffs)
+			return runDiff(cmd.Context(), o, cmd.OutOrStdout())
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON list of {path, diff}")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print a JSON list of {path, diff}")
 	return cmd
 }
 
@@ -138,4 +111,52 @@ func sortedStateKeys(m map[string]index.Entry) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// runDiff prints what changed between two checkpoints, or between one and now.
+func runDiff(ctx context.Context, o diffOptions, stdout io.Writer) error {
+	v, err := openView(func() (string, *workspace.Meta, error) { return workspace.Find(o.Store, ".") })
+	if err != nil {
+		return err
+	}
+	a, err := v.Checkpoint(o.A)
+	if err != nil {
+		return err
+	}
+	type pathDiff struct {
+		Path string `json:"path"`
+		Diff string `json:"diff"`
+	}
+	var diffs []*pathDiff
+	bufs := map[string]*bytes.Buffer{}
+	out := func(string) io.Writer { return stdout }
+	if o.JSON {
+		color.NoColor = true
+		out = func(p string) io.Writer {
+			if bufs[p] == nil {
+				bufs[p] = &bytes.Buffer{}
+				diffs = append(diffs, &pathDiff{Path: p})
+			}
+			return bufs[p]
+		}
+	}
+	if o.B == "" {
+		err = v.diffToDisk(out, a, o.A)
+	} else {
+		b, berr := v.Checkpoint(o.B)
+		if berr != nil {
+			return berr
+		}
+		err = v.diffCheckpoints(out, a, b, o.A, o.B)
+	}
+	if err != nil || !o.JSON {
+		return err
+	}
+	for _, d := range diffs {
+		d.Diff = bufs[d.Path].String()
+	}
+	if diffs == nil {
+		diffs = []*pathDiff{}
+	}
+	return printJSON(stdout, diffs)
 }

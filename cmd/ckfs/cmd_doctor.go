@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -9,8 +10,15 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// doctorOptions are ckfs doctor's.
+type doctorOptions struct {
+	Store string // --store, or "" to find it from the directory
+	Dir   string // the workspace
+	JSON  bool
+}
+
 func newDoctorCmd() *cobra.Command {
-	var asJSON bool
+	var o doctorOptions
 	cmd := &cobra.Command{
 		Use:   "doctor [DIR]",
 		Short: "Check everything a mount needs and explain how to fix what is missing",
@@ -23,30 +31,18 @@ when a check fails.`,
 		Example: "  ckfs doctor\n  ckfs doctor ~/src/app --json",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := "."
+			o.Dir = "."
 			if len(args) == 1 {
-				dir = args[0]
+				o.Dir = args[0]
 			}
-			flag, _ := storeFlag(cmd)
-			ds := doctor.Diagnose(dir, flag)
-			failed := 0
-			for _, d := range ds {
-				if d.Status == "fail" {
-					failed++
-				}
+			var err error
+			if o.Store, err = storeFlag(cmd); err != nil {
+				return err
 			}
-			if asJSON {
-				printJSON(cmd.OutOrStdout(), ds)
-			} else {
-				printDiagnoses(cmd.OutOrStdout(), ds)
-			}
-			if failed > 0 {
-				return &exitError{code: ExitError, err: fmt.Errorf("%d checks failed", failed), silent: asJSON}
-			}
-			return nil
+			return runDoctor(cmd.Context(), o, cmd.OutOrStdout())
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
 	return cmd
 }
 
@@ -57,4 +53,24 @@ func printDiagnoses(out io.Writer, ds []doctor.Diagnosis) {
 			fmt.Fprintf(out, "      fix: %s\n", d.Fix)
 		}
 	}
+}
+
+// runDoctor runs every check and prints them.
+func runDoctor(ctx context.Context, o doctorOptions, stdout io.Writer) error {
+	ds := doctor.Diagnose(o.Dir, o.Store)
+	failed := 0
+	for _, d := range ds {
+		if d.Status == "fail" {
+			failed++
+		}
+	}
+	if o.JSON {
+		printJSON(stdout, ds)
+	} else {
+		printDiagnoses(stdout, ds)
+	}
+	if failed > 0 {
+		return &exitError{code: ExitError, err: fmt.Errorf("%d checks failed", failed), silent: o.JSON}
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 
@@ -10,9 +11,16 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// duOptions are ckfs du's.
+type duOptions struct {
+	Store string // --store, or "" to find it from the directory
+	Dir   string // the workspace
+	JSON  bool
+	Top   int
+}
+
 func newDUCmd() *cobra.Command {
-	var asJSON bool
-	var top int
+	var o duOptions
 	cmd := &cobra.Command{
 		Use:   "du [DIR]",
 		Short: "Show what the store holds: size, dedup and compression, largest windows and files",
@@ -23,24 +31,19 @@ what the retention policy no longer keeps.`,
 		Example: "  ckfs du\n  ckfs du --top 20\n  ckfs du --json | jq .saving_ratio",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := "."
+			o.Dir = "."
 			if len(args) == 1 {
-				dir = args[0]
+				o.Dir = args[0]
 			}
-			v, err := openView(func() (string, *workspace.Meta, error) { return findStore(cmd, dir) })
-			if err != nil {
+			var err error
+			if o.Store, err = storeFlag(cmd); err != nil {
 				return err
 			}
-			u, err := gc.Measure(v.Store, v.CAS, v.Records, top, workspace.WindowSessions(v.Store))
-			if err != nil {
-				return err
-			}
-			printDU(cmd.OutOrStdout(), u, asJSON)
-			return nil
+			return runDU(cmd.Context(), o, cmd.OutOrStdout())
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	cmd.Flags().IntVar(&top, "top", 10, "how many windows and files to list (0: all)")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
+	cmd.Flags().IntVar(&o.Top, "top", 10, "how many windows and files to list (0: all)")
 	return cmd
 }
 
@@ -76,4 +79,18 @@ func printDU(out io.Writer, u *gc.Usage, asJSON bool) {
 			fmt.Fprintf(out, "  %10s  %4d versions  %s\n", sz(f.StoredBytes), f.Versions, f.Path)
 		}
 	}
+}
+
+// runDU prints what the store holds.
+func runDU(ctx context.Context, o duOptions, stdout io.Writer) error {
+	v, err := openView(func() (string, *workspace.Meta, error) { return workspace.Find(o.Store, o.Dir) })
+	if err != nil {
+		return err
+	}
+	u, err := gc.Measure(v.Store, v.CAS, v.Records, o.Top, workspace.WindowSessions(v.Store))
+	if err != nil {
+		return err
+	}
+	printDU(stdout, u, o.JSON)
+	return nil
 }

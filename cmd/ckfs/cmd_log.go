@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,8 +13,15 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// logOptions are ckfs log's.
+type logOptions struct {
+	Store string // --store, or "" to find it from the directory
+	JSON  bool
+	All   bool // also windows in which nothing was written
+}
+
 func newLogCmd() *cobra.Command {
-	var asJSON, all bool
+	var o logOptions
 	cmd := &cobra.Command{
 		Use:   "log",
 		Short: "List checkpoints, newest first, with the files each window changed",
@@ -28,25 +36,15 @@ agent's Read, Grep or Glob calls) are left out unless --all.`,
 		Example: "  ckfs log\n  ckfs log --json | jq '.[0]'",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := openView(func() (string, *workspace.Meta, error) { return findStore(cmd, ".") })
-			if err != nil {
+			var err error
+			if o.Store, err = storeFlag(cmd); err != nil {
 				return err
 			}
-			entries := v.LogEntries()
-			if !all {
-				entries = slices.DeleteFunc(entries, func(e workspace.LogEntry) bool { return e.Kind == "window" && !e.Wrote })
-			}
-			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(entries)
-			}
-			printLog(cmd.OutOrStdout(), entries, v.Records)
-			return nil
+			return runLog(cmd.Context(), o, cmd.OutOrStdout())
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	cmd.Flags().BoolVar(&all, "all", false, "also list windows in which nothing was written")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&o.All, "all", false, "also list windows in which nothing was written")
 	return cmd
 }
 
@@ -145,4 +143,23 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// runLog lists the timeline, newest first.
+func runLog(ctx context.Context, o logOptions, stdout io.Writer) error {
+	v, err := openView(func() (string, *workspace.Meta, error) { return workspace.Find(o.Store, ".") })
+	if err != nil {
+		return err
+	}
+	entries := v.LogEntries()
+	if !o.All {
+		entries = slices.DeleteFunc(entries, func(e workspace.LogEntry) bool { return e.Kind == "window" && !e.Wrote })
+	}
+	if o.JSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(entries)
+	}
+	printLog(stdout, entries, v.Records)
+	return nil
 }

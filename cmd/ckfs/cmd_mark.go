@@ -1,16 +1,24 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
 )
 
+// markOptions are ckfs mark's.
+type markOptions struct {
+	Store string // --store, or "" to find it from the current directory
+	Label string
+	JSON  bool
+}
+
 func newMarkCmd() *cobra.Command {
-	var label string
-	var asJSON bool
+	var o markOptions
 	cmd := &cobra.Command{
 		Use:   "mark",
 		Short: "Bookmark this moment on both timelines (agent hooks do it at every prompt)",
@@ -22,26 +30,35 @@ rewind --mark N uses each side on its own: --files restores the files,
   ckfs rewind --mark 3 --files --conversation`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			store, _, err := findStore(cmd, ".")
-			if err != nil {
+			var err error
+			if o.Store, err = storeFlag(cmd); err != nil {
 				return err
 			}
-			m, err := workspace.HandMark(store, label, time.Now())
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return printJSON(cmd.OutOrStdout(), m)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "mark %d: files at checkpoint %d", m.Mark, m.Files)
-			if c := m.Conversation; c != nil {
-				fmt.Fprintf(cmd.OutOrStdout(), ", conversation %s at event %d", c.Session, c.Seq)
-			}
-			fmt.Fprintln(cmd.OutOrStdout())
-			return nil
+			return runMark(cmd.Context(), o, cmd.OutOrStdout())
 		},
 	}
-	cmd.Flags().StringVar(&label, "label", "", "what the mark is for")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the mark as JSON")
+	cmd.Flags().StringVar(&o.Label, "label", "", "what the mark is for")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the mark as JSON")
 	return cmd
+}
+
+// runMark writes a mark by hand and prints it.
+func runMark(ctx context.Context, o markOptions, stdout io.Writer) error {
+	store, _, err := workspace.Find(o.Store, ".")
+	if err != nil {
+		return err
+	}
+	m, err := workspace.HandMark(store, o.Label, time.Now())
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return printJSON(stdout, m)
+	}
+	fmt.Fprintf(stdout, "mark %d: files at checkpoint %d", m.Mark, m.Files)
+	if c := m.Conversation; c != nil {
+		fmt.Fprintf(stdout, ", conversation %s at event %d", c.Session, c.Seq)
+	}
+	fmt.Fprintln(stdout)
+	return nil
 }

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,8 +15,16 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// runOptions are ckfs run's: the command and what its window records.
+type runOptions struct {
+	Store string   // --store, or "" to find it from the current directory
+	Tool  string   // "" for the command's name
+	Label string   // "" for the command line
+	Args  []string // the command and its arguments
+}
+
 func newRunCmd() *cobra.Command {
-	var label, tool string
+	var o runOptions
 	cmd := &cobra.Command{
 		Use:   "run [--label TEXT] -- CMD [ARGS...]",
 		Short: "Run one command inside its own window",
@@ -25,43 +35,53 @@ without hooks: wrap each tool call, or the whole agent, in ckfs run.`,
   ckfs run --label "format" -- gofmt -w .`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			store, _, err := findStore(cmd, ".")
-			if err != nil {
+			o.Args = args
+			var err error
+			if o.Store, err = storeFlag(cmd); err != nil {
 				return err
 			}
-			if label == "" {
-				label = strings.Join(args, " ")
-			}
-			if tool == "" {
-				tool = filepath.Base(args[0])
-			}
-			id := "run-" + uuid.NewString()[:8]
-			if _, err := workspace.Call(store, workspace.Request{Op: "open", ID: id, Tool: tool, Label: label}); err != nil {
-				return err
-			}
-			c := exec.CommandContext(cmd.Context(), args[0], args[1:]...)
-			c.Stdin, c.Stdout, c.Stderr = os.Stdin, cmd.OutOrStdout(), cmd.ErrOrStderr()
-			runErr := c.Run()
-			if _, err := workspace.Call(store, workspace.Request{Op: "close", ID: id}); err != nil {
-				return fmt.Errorf("the command ran, but closing its window failed: %w", err)
-			}
-			var ee *exec.ExitError
-			switch {
-			case runErr == nil:
-				return nil
-			case errors.As(runErr, &ee):
-				code := ee.ExitCode()
-				if code < 0 {
-					code = 128 + 9 // killed by a signal
-				}
-				return &exitError{code: code, err: fmt.Errorf("%s exited with code %d", args[0], code), silent: true}
-			default:
-				return &exitError{code: 127, err: fmt.Errorf("run %s: %w", args[0], runErr)}
-			}
+			return runRun(cmd.Context(), o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	cmd.Flags().StringVar(&label, "label", "", "label to record (default: the command line)")
-	cmd.Flags().StringVar(&tool, "tool", "", "tool name to record (default: the command's name)")
+	cmd.Flags().StringVar(&o.Label, "label", "", "label to record (default: the command line)")
+	cmd.Flags().StringVar(&o.Tool, "tool", "", "tool name to record (default: the command's name)")
 	cmd.Flags().SetInterspersed(false)
 	return cmd
+}
+
+// runRun runs a command inside its own window and gives back its exit status.
+func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
+	store, _, err := workspace.Find(o.Store, ".")
+	if err != nil {
+		return err
+	}
+	if o.Label == "" {
+		o.Label = strings.Join(o.Args, " ")
+	}
+	if o.Tool == "" {
+		o.Tool = filepath.Base(o.Args[0])
+	}
+	id := "run-" + uuid.NewString()[:8]
+	if _, err := workspace.Call(store, workspace.Request{Op: "open", ID: id, Tool: o.Tool, Label: o.Label}); err != nil {
+		return err
+	}
+	c := exec.CommandContext(ctx, o.Args[0], o.Args[1:]...)
+	c.Stdin, c.Stdout, c.Stderr = os.Stdin, stdout, stderr
+	runErr := c.Run()
+	if _, err := workspace.Call(store, workspace.Request{Op: "close", ID: id}); err != nil {
+		return fmt.Errorf("the command ran, but closing its window failed: %w", err)
+	}
+	var ee *exec.ExitError
+	switch {
+	case runErr == nil:
+		return nil
+	case errors.As(runErr, &ee):
+		code := ee.ExitCode()
+		if code < 0 {
+			code = 128 + 9 // killed by a signal
+		}
+		return &exitError{code: code, err: fmt.Errorf("%s exited with code %d", o.Args[0], code), silent: true}
+	default:
+		return &exitError{code: 127, err: fmt.Errorf("run %s: %w", o.Args[0], runErr)}
+	}
 }

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"encoding/base64"
 	"fmt"
+	"io"
 	"strings"
 	"unicode/utf8"
 
@@ -11,8 +13,15 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// showOptions are ckfs show's: CHECKPOINT:PATH and the flags.
+type showOptions struct {
+	Store string // --store, or "" to find it from the current directory
+	Arg   string // CHECKPOINT:PATH
+	JSON  bool
+}
+
 func newShowCmd() *cobra.Command {
-	var asJSON bool
+	var o showOptions
 	cmd := &cobra.Command{
 		Use:   "show CHECKPOINT:PATH",
 		Short: "Print a file as it was at a checkpoint",
@@ -23,49 +32,59 @@ with the content as text when it is valid UTF-8 and as base64 otherwise.`,
 		Example: "  ckfs show 14:src/main.go\n  ckfs show toolu_01ABC:README.md > README.before\n  ckfs show 14:logo.png --json | jq .mode",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cp, path, ok := strings.Cut(args[0], ":")
-			if !ok {
-				return workspace.Errorf(workspace.ErrUsage, "want CHECKPOINT:PATH, got %q", args[0])
-			}
-			if err := index.ValidatePath(path); err != nil {
-				return workspace.Errorf(workspace.ErrUsage, "%v", err)
-			}
-			v, err := openView(func() (string, *workspace.Meta, error) { return findStore(cmd, ".") })
-			if err != nil {
+			o.Arg = args[0]
+			var err error
+			if o.Store, err = storeFlag(cmd); err != nil {
 				return err
 			}
-			seq, err := v.Checkpoint(cp)
-			if err != nil {
-				return err
-			}
-			e, known := index.NewHistory(v.Records).At(path, seq)
-			switch {
-			case !known:
-				return fmt.Errorf("%s was never recorded: ckfs knows only files written through the mount", path)
-			case e.Unknown:
-				return fmt.Errorf("%s at checkpoint %d: content not stored (%s)", path, seq, e.Reason)
-			case e.Type == index.TypeAbsent:
-				return fmt.Errorf("%s did not exist at checkpoint %d", path, seq)
-			case e.Type == index.TypeDir:
-				return fmt.Errorf("%s was a directory at checkpoint %d", path, seq)
-			}
-			b, err := v.Content(e.State)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				out := map[string]any{"checkpoint": seq, "path": path, "type": e.Type, "mode": e.Mode, "size": e.Size, "hash": e.Hash}
-				if utf8.Valid(b) {
-					out["content"] = string(b)
-				} else {
-					out["content_base64"] = base64.StdEncoding.EncodeToString(b)
-				}
-				return printJSON(cmd.OutOrStdout(), out)
-			}
-			_, err = cmd.OutOrStdout().Write(b)
-			return err
+			return runShow(cmd.Context(), o, cmd.OutOrStdout())
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the state and the content as JSON")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the state and the content as JSON")
 	return cmd
+}
+
+// runShow prints a file as it was at a checkpoint.
+func runShow(ctx context.Context, o showOptions, stdout io.Writer) error {
+	cp, path, ok := strings.Cut(o.Arg, ":")
+	if !ok {
+		return workspace.Errorf(workspace.ErrUsage, "want CHECKPOINT:PATH, got %q", o.Arg)
+	}
+	if err := index.ValidatePath(path); err != nil {
+		return workspace.Errorf(workspace.ErrUsage, "%v", err)
+	}
+	v, err := openView(func() (string, *workspace.Meta, error) { return workspace.Find(o.Store, ".") })
+	if err != nil {
+		return err
+	}
+	seq, err := v.Checkpoint(cp)
+	if err != nil {
+		return err
+	}
+	e, known := index.NewHistory(v.Records).At(path, seq)
+	switch {
+	case !known:
+		return fmt.Errorf("%s was never recorded: ckfs knows only files written through the mount", path)
+	case e.Unknown:
+		return fmt.Errorf("%s at checkpoint %d: content not stored (%s)", path, seq, e.Reason)
+	case e.Type == index.TypeAbsent:
+		return fmt.Errorf("%s did not exist at checkpoint %d", path, seq)
+	case e.Type == index.TypeDir:
+		return fmt.Errorf("%s was a directory at checkpoint %d", path, seq)
+	}
+	b, err := v.Content(e.State)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		out := map[string]any{"checkpoint": seq, "path": path, "type": e.Type, "mode": e.Mode, "size": e.Size, "hash": e.Hash}
+		if utf8.Valid(b) {
+			out["content"] = string(b)
+		} else {
+			out["content_base64"] = base64.StdEncoding.EncodeToString(b)
+		}
+		return printJSON(stdout, out)
+	}
+	_, err = stdout.Write(b)
+	return err
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -9,7 +11,14 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// unmountOptions are ckfs unmount's.
+type unmountOptions struct {
+	Store string // --store, or "" to find it from Dir
+	Dir   string // the mountpoint or workspace
+}
+
 func newUnmountCmd() *cobra.Command {
+	var o unmountOptions
 	return &cobra.Command{
 		Use:     "unmount REPO|MOUNTPOINT",
 		Aliases: []string{"umount"},
@@ -20,22 +29,32 @@ keep it busy. If the daemon died, it cleans up the dead mount.`,
 		Example: `  ckfs unmount .`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, err := filepath.Abs(args[0])
-			if err != nil {
+			o.Dir = args[0]
+			var err error
+			if o.Store, err = storeFlag(cmd); err != nil {
 				return err
 			}
-			store, meta, err := findStore(cmd, dir)
-			if err != nil {
-				return err
-			}
-			// Our own working directory may be inside the mount.
-			os.Chdir("/")
-			msg, err := workspace.Unmount(store, meta.Root)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintln(cmd.OutOrStdout(), msg)
-			return nil
+			return runUnmount(cmd.Context(), o, cmd.OutOrStdout())
 		},
 	}
+}
+
+// runUnmount stops the daemon serving a workspace (or cleans up a dead mount) and says what it did.
+func runUnmount(ctx context.Context, o unmountOptions, stdout io.Writer) error {
+	dir, err := filepath.Abs(o.Dir)
+	if err != nil {
+		return err
+	}
+	store, meta, err := workspace.Find(o.Store, dir)
+	if err != nil {
+		return err
+	}
+	// Our own working directory may be inside the mount.
+	os.Chdir("/")
+	msg, err := workspace.Unmount(store, meta.Root)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, msg)
+	return nil
 }

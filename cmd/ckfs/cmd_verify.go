@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"time"
@@ -9,8 +10,16 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// verifyOptions are ckfs verify's.
+type verifyOptions struct {
+	Store  string // --store, or "" to find it from the directory
+	Dir    string // the workspace
+	JSON   bool
+	Repair bool
+}
+
 func newVerifyCmd() *cobra.Command {
-	var asJSON, repair bool
+	var o verifyOptions
 	cmd := &cobra.Command{
 		Use:   "verify [DIR]",
 		Short: "Check the store: rehash every object, check every reference",
@@ -27,28 +36,19 @@ code 1 when something is wrong.`,
 		Example: "  ckfs verify\n  ckfs verify --repair --json",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := "."
+			o.Dir = "."
 			if len(args) == 1 {
-				dir = args[0]
+				o.Dir = args[0]
 			}
-			store, _, err := findStore(cmd, dir)
-			if err != nil {
+			var err error
+			if o.Store, err = storeFlag(cmd); err != nil {
 				return err
 			}
-			rep, err := workspace.VerifyStore(store, repair, time.Now(),
-				newProgress(cmd.ErrOrStderr(), "verifying objects", func() int64 { return workspace.ObjectBytes(store) }))
-			if err != nil {
-				return err
-			}
-			printVerify(cmd.OutOrStdout(), rep, asJSON)
-			if !rep.Clean && !repair {
-				return &exitError{code: ExitError, err: fmt.Errorf("the store %s has problems (see above); ckfs verify --repair fixes what can be fixed", store), silent: asJSON}
-			}
-			return nil
+			return runVerify(cmd.Context(), o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	cmd.Flags().BoolVar(&repair, "repair", false, "recover or quarantine corrupt objects and bad timeline lines, remove orphan temp files")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&o.Repair, "repair", false, "recover or quarantine corrupt objects and bad timeline lines, remove orphan temp files")
 	return cmd
 }
 
@@ -78,4 +78,22 @@ func printVerify(out io.Writer, r *workspace.VerifyReport, asJSON bool) {
 	if r.Clean {
 		fmt.Fprintln(out, "ok: every object verifies and every reference resolves")
 	}
+}
+
+// runVerify checks the store and reports (and with Repair mends) what is wrong.
+func runVerify(ctx context.Context, o verifyOptions, stdout, stderr io.Writer) error {
+	store, _, err := workspace.Find(o.Store, o.Dir)
+	if err != nil {
+		return err
+	}
+	rep, err := workspace.VerifyStore(store, o.Repair, time.Now(),
+		newProgress(stderr, "verifying objects", func() int64 { return workspace.ObjectBytes(store) }))
+	if err != nil {
+		return err
+	}
+	printVerify(stdout, rep, o.JSON)
+	if !rep.Clean && !o.Repair {
+		return &exitError{code: ExitError, err: fmt.Errorf("the store %s has problems (see above); ckfs verify --o.Repair fixes what can be fixed", store), silent: o.JSON}
+	}
+	return nil
 }
