@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/hanwen/go-fuse/v2/fs"
 )
@@ -17,6 +18,8 @@ import (
 func main() {
 	perms := flag.Bool("default-permissions", false, "let the kernel check permissions (default_permissions, modes reported exactly), as ckfs does")
 	allowOther := flag.Bool("allow-other", false, "let other users use the mount")
+	long := flag.Bool("long-timeouts", false, "hour-long entry and attribute timeouts (as ckfs uses in place)")
+	noOpen := flag.Bool("no-open", false, "answer OPEN with ENOSYS (the kernel's no_open: no OPEN or RELEASE for files, page cache kept), with hour-long entry and attribute timeouts: to measure that lever")
 	flag.Parse()
 	if flag.NArg() != 2 {
 		fmt.Fprintln(os.Stderr, "usage: loopback [-default-permissions] [-allow-other] DIR MOUNTPOINT")
@@ -27,6 +30,16 @@ func main() {
 		log.Fatal(err)
 	}
 	opts := &fs.Options{MountOptions: fsMountOptions()}
+	if *noOpen {
+		lr := root.(*fs.LoopbackNode).RootData
+		lr.NewNode = newNoOpenNode
+		root = newNoOpenNode(lr, nil, "", nil)
+		lr.RootNode = root
+	}
+	if *noOpen || *long {
+		hour := time.Hour
+		opts.EntryTimeout, opts.AttrTimeout = &hour, &hour
+	}
 	opts.MountOptions.AllowOther = *allowOther
 	if *perms {
 		opts.MountOptions.Options = append(opts.MountOptions.Options, "default_permissions")
