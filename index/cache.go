@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zeebo/blake3"
+	"golang.org/x/sys/unix"
 )
 
 // The timeline cache (docs/format.md, section 5) holds the parsed records
@@ -27,6 +28,8 @@ const (
 	// before it writes a new cache.
 	cacheEvery  = 4096
 	cacheHeader = len(cacheMagic) + 1 + 8 + 32 + 32
+	// cacheMinFree is the free space under which no cache is written.
+	cacheMinFree = 256 << 20
 )
 
 // CachePath is where the cache of the timeline at path lives.
@@ -65,6 +68,12 @@ func readCache(cpath string, data []byte) ([]Record, int) {
 // data[:covered]. It is a cache: a failure leaves the old one or none,
 // and is not reported; nothing is synced.
 func writeCache(cpath string, data []byte, covered int, recs []Record) {
+	// The store's disk is for the timeline and the objects first: no
+	// cache where it could take the room a record needs.
+	var st unix.Statfs_t
+	if unix.Statfs(filepath.Dir(cpath), &st) != nil || int64(st.Bavail)*int64(st.Bsize) < cacheMinFree {
+		return
+	}
 	body := encodeRecords(recs)
 	out := make([]byte, 0, cacheHeader+len(body))
 	out = append(out, cacheMagic...)

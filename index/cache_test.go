@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -131,4 +133,24 @@ func FuzzCacheDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		decodeRecords(b)
 	})
+}
+
+// The cache encodes every field of a record: a field added to Record or
+// State must be added to the encoding, with cacheVersion raised, or old
+// caches would load records without it.
+func TestCacheCoversEveryField(t *testing.T) {
+	fields := func(v any) []string {
+		var out []string
+		rt := reflect.TypeOf(v)
+		for i := range rt.NumField() {
+			out = append(out, rt.Field(i).Name)
+		}
+		return out
+	}
+	if got, want := fields(Record{}), []string{"V", "Seq", "Time", "Kind", "Window", "Path", "State", "Tool", "Label", "Reason", "Image", "By", "Op", "Target"}; !slices.Equal(got, want) {
+		t.Errorf("Record has fields %v; the cache encodes %v: encode the new ones in encodeRecords and decodeRecords and raise cacheVersion", got, want)
+	}
+	if got, want := fields(State{}), []string{"Hash", "Size", "MTime", "Mode", "Type", "Rdev", "Owner", "XAttrs"}; !slices.Equal(got, want) {
+		t.Errorf("State has fields %v; the cache encodes %v: encode the new ones in encodeRecords and decodeRecords and raise cacheVersion", got, want)
+	}
 }
