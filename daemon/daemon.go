@@ -79,7 +79,7 @@ func Run(ctx context.Context, o Options, ready io.Writer) (err error) {
 	if err := workspace.Init(o.Store, o.Root); err != nil {
 		return err
 	}
-	logf, err := os.OpenFile(filepath.Join(o.Store, "daemon.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	logf, err := os.OpenFile(workspace.Layout(o.Store).DaemonLog(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return fmt.Errorf("open daemon log: %w", err)
 	}
@@ -101,7 +101,7 @@ func Run(ctx context.Context, o Options, ready io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	history, tail, err := index.Load(filepath.Join(o.Store, index.TimelineFile))
+	history, tail, err := index.Load(workspace.Layout(o.Store).Timeline())
 	if err != nil {
 		return err
 	}
@@ -168,7 +168,7 @@ func Run(ctx context.Context, o Options, ready io.Writer) (err error) {
 
 	st := workspace.DaemonState{PID: os.Getpid(), Root: o.Root, Mountpoint: o.Mountpoint, Socket: sock, Started: time.Now().UTC()}
 	b, _ := json.MarshalIndent(st, "", "  ")
-	if err := durable.WriteFile(filepath.Join(o.Store, "daemon.json"), append(b, '\n'), 0o600); err != nil {
+	if err := durable.WriteFile(workspace.Layout(o.Store).DaemonState(), append(b, '\n'), 0o600); err != nil {
 		ln.Close()
 		srv.Unmount()
 		return err
@@ -237,7 +237,7 @@ func Run(ctx context.Context, o Options, ready io.Writer) (err error) {
 	// Let the request that asked us to stop get its reply.
 	waitTimeout(&conns, 2*time.Second)
 	os.Remove(sock)
-	os.Remove(filepath.Join(o.Store, "daemon.json"))
+	os.Remove(workspace.Layout(o.Store).DaemonState())
 	if link != "" {
 		os.Remove(link)
 	}

@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"path/filepath"
 	"time"
 
 	"github.com/ckfs-dev/ckfs/gc"
@@ -33,7 +32,7 @@ func (d *daemon) maybeCollect(now time.Time) {
 		return
 	}
 	d.lastSizeCheck = now
-	if n := workspace.DirBytes(filepath.Join(d.o.Store, "objects")); n <= r.MaxSize {
+	if n := workspace.DirBytes(workspace.Layout(d.o.Store).Objects()); n <= r.MaxSize {
 		return
 	}
 	if _, err := d.collect(gc.Policy{Keep: r.Keep, MaxAge: r.MaxAge, MaxSize: r.MaxSize}, false); err != nil {

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -74,7 +73,7 @@ func Spawn(exe string, o Options) (int, error) {
 	}
 	logHint := fmt.Sprintf("; see %s/daemon.log", o.Store)
 	if st, err := workspace.ReadDaemonState(o.Store); err == nil && st.PID == cmd.Process.Pid {
-		os.Remove(filepath.Join(o.Store, "daemon.json"))
+		os.Remove(workspace.Layout(o.Store).DaemonState())
 	}
 	if fresh {
 		os.RemoveAll(o.Store)

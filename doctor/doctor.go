@@ -192,7 +192,7 @@ func workspaceChecks(dir, flag string) []Diagnosis {
 		ds = append(ds, Diagnosis{"workspace", "ok", fmt.Sprintf("%s is not mounted (store %s)", meta.Root, store), ""})
 	}
 	ds = append(ds, storeSpaceCheck(store, derr == nil && workspace.ProcessAlive(st.PID)))
-	if ops, err := rewind.PendingJournals(rewind.JournalDir(store)); err == nil && len(ops) > 0 {
+	if ops, err := rewind.PendingJournals(workspace.Layout(store).Journals()); err == nil && len(ops) > 0 {
 		ds = append(ds, Diagnosis{"unfinished rewind", "fail", "rewind " + strings.Join(ops, ", ") + " did not finish; file rewinds are blocked",
 			"ckfs rewind --rollback " + ops[0] + " (put back what it changed) or ckfs rewind --abandon " + ops[0]})
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
-	"path/filepath"
 	"time"
 
 	"github.com/ckfs-dev/ckfs/gc"
@@ -65,7 +64,7 @@ type StatusInfo struct {
 
 const MaxRequest = 64 << 10
 
-func SocketPath(store string) string { return filepath.Join(store, "control.sock") }
+func SocketPath(store string) string { return Layout(store).Socket() }
 
 // Call sends one request to the daemon of store and returns its reply.
 func Call(store string, req Request) (*Reply, error) {

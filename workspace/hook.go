@@ -54,7 +54,7 @@ func RunHook(agent string, stdin io.Reader, stderr io.Writer, now time.Time) {
 		fmt.Fprintf(logw, "%s ckfs hook %s: %v\n", now.UTC().Format(time.RFC3339), in.Event, err)
 		return
 	}
-	f, err := os.OpenFile(filepath.Join(store, "hook.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	f, err := os.OpenFile(Layout(store).HookLog(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err == nil {
 		defer f.Close()
 		logw = f
@@ -239,5 +239,5 @@ func compactJSON(b json.RawMessage) json.RawMessage {
 
 // LastTimelineSeq reads the file timeline's last seq from its tail.
 func LastTimelineSeq(store string) (uint64, error) {
-	return index.LastSeq(filepath.Join(store, index.TimelineFile))
+	return index.LastSeq(Layout(store).Timeline())
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 
 	"github.com/ckfs-dev/ckfs/cas"
@@ -25,7 +24,7 @@ func RewindEnv(store string, storeRoot, workRoot string, cs cas.Store, rootFd in
 	if recs == nil {
 		var tail *index.LineError
 		var err error
-		recs, tail, err = index.Load(filepath.Join(store, index.TimelineFile))
+		recs, tail, err = index.Load(Layout(store).Timeline())
 		if err != nil {
 			return rewind.Env{}, err
 		}
@@ -33,14 +32,14 @@ func RewindEnv(store string, storeRoot, workRoot string, cs cas.Store, rootFd in
 			return rewind.Env{}, BadTimeline(store, tail)
 		}
 	}
-	pending, err := rewind.PendingJournals(rewind.JournalDir(store))
+	pending, err := rewind.PendingJournals(Layout(store).Journals())
 	if err != nil {
 		return rewind.Env{}, err
 	}
 	return rewind.Env{
 		Records: recs,
 		Applier: &rewind.Applier{
-			Store: cs, Dir: rewind.NewDir(rootFd), JournalDir: rewind.JournalDir(store), Root: workRoot,
+			Store: cs, Dir: rewind.NewDir(rootFd), JournalDir: Layout(store).Journals(), Root: workRoot,
 			Append: appendFn, AfterAction: testhooks.RewindFault(),
 		},
 		Check: rewind.CheckInput{

@@ -23,7 +23,7 @@ func DirBytes(dir string) int64 {
 
 // ObjectBytes sums the size of every object file of a store (one stat
 // each, no reads).
-func ObjectBytes(store string) int64 { return DirBytes(filepath.Join(store, "objects")) }
+func ObjectBytes(store string) int64 { return DirBytes(Layout(store).Objects()) }
 
 // WindowSessions maps the windows the agent hooks opened (named by tool
 // call ids) to their sessions, from ckfs's session logs.

@@ -82,7 +82,7 @@ func Init(dir, root string) error {
 	meta, err := ReadMeta(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		b, _ := json.MarshalIndent(Meta{Version: MetaVersion, Root: root, Created: time.Now().UTC()}, "", "  ")
-		return durable.WriteFile(filepath.Join(dir, "store.json"), append(b, '\n'), 0o600)
+		return durable.WriteFile(Layout(dir).Meta(), append(b, '\n'), 0o600)
 	}
 	if err != nil {
 		return err
@@ -94,16 +94,16 @@ func Init(dir, root string) error {
 }
 
 func ReadMeta(dir string) (*Meta, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "store.json"))
+	b, err := os.ReadFile(Layout(dir).Meta())
 	if err != nil {
 		return nil, err
 	}
 	var m Meta
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "store.json"), err)
+		return nil, fmt.Errorf("%s: %w", Layout(dir).Meta(), err)
 	}
 	if m.Version != MetaVersion {
-		return nil, fmt.Errorf("%s: unknown store version %d; upgrade ckfs", filepath.Join(dir, "store.json"), m.Version)
+		return nil, fmt.Errorf("%s: unknown store version %d; upgrade ckfs", Layout(dir).Meta(), m.Version)
 	}
 	return &m, nil
 }
@@ -170,13 +170,13 @@ func MountLink(base, mountpoint string) string {
 }
 
 func ReadDaemonState(store string) (*DaemonState, error) {
-	b, err := os.ReadFile(filepath.Join(store, "daemon.json"))
+	b, err := os.ReadFile(Layout(store).DaemonState())
 	if err != nil {
 		return nil, err
 	}
 	var d DaemonState
 	if err := json.Unmarshal(b, &d); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(store, "daemon.json"), err)
+		return nil, fmt.Errorf("%s: %w", Layout(store).DaemonState(), err)
 	}
 	return &d, nil
 }

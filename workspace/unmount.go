@@ -3,7 +3,6 @@ package workspace
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -36,7 +35,7 @@ func Unmount(store, root string) (string, error) {
 		time.Sleep(25 * time.Millisecond)
 	}
 	if ProcessAlive(st.PID) {
-		return "", fmt.Errorf("daemon pid %d did not exit after unmounting %s; see %s", st.PID, st.Mountpoint, filepath.Join(store, "daemon.log"))
+		return "", fmt.Errorf("daemon pid %d did not exit after unmounting %s; see %s", st.PID, st.Mountpoint, Layout(store).DaemonLog())
 	}
 	return fmt.Sprintf("unmounted %s", st.Mountpoint), nil
 }
@@ -55,7 +54,7 @@ func cleanDeadMount(store, mnt string) (string, error) {
 			}
 		}
 	}
-	os.Remove(filepath.Join(store, "daemon.json"))
+	os.Remove(Layout(store).DaemonState())
 	os.Remove(SocketPath(store))
 	return fmt.Sprintf("cleaned up %s (its daemon was not running)", mnt), nil
 }

@@ -76,7 +76,7 @@ func VerifyStore(store string, repair bool, now time.Time, bar Progress) (*Verif
 	if err != nil {
 		return nil, fmt.Errorf("verify objects in %s: %w", store, err)
 	}
-	recs, tail, err := index.Load(filepath.Join(store, index.TimelineFile))
+	recs, tail, err := index.Load(Layout(store).Timeline())
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +116,7 @@ func VerifyStore(store string, repair bool, now time.Time, bar Progress) (*Verif
 			}
 		}
 	}
-	if r.PendingJournals, err = rewind.PendingJournals(rewind.JournalDir(store)); err != nil {
+	if r.PendingJournals, err = rewind.PendingJournals(Layout(store).Journals()); err != nil {
 		return nil, err
 	}
 	convTorn, err := verifyConversation(store, r)
@@ -149,7 +149,7 @@ func VerifyStore(store string, repair bool, now time.Time, bar Progress) (*Verif
 // quarantineTimeline moves the timeline's bad lines to quarantine/ and
 // returns the records it holds then.
 func quarantineTimeline(store string, now time.Time, r *VerifyReport) ([]index.Record, error) {
-	tl := filepath.Join(store, index.TimelineFile)
+	tl := Layout(store).Timeline()
 	q, err := index.QuarantineBadLines(store, now)
 	switch {
 	case errors.Is(err, index.ErrLocked):

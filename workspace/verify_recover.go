@@ -62,7 +62,7 @@ func quarantine(store string, s *cas.Local, c string) error {
 	if err != nil {
 		return err
 	}
-	q := filepath.Join(store, QuarantineDir)
+	q := Layout(store).Quarantine()
 	if err := os.MkdirAll(q, 0o700); err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 
-	"path/filepath"
 	"strconv"
 
 	"github.com/ckfs-dev/ckfs/cas"
@@ -35,7 +34,7 @@ func OpenView(cmdStore func() (string, *Meta, error)) (*View, error) {
 			v.Mounted = true
 		}
 	}
-	recs, tail, err := index.Load(filepath.Join(store, index.TimelineFile))
+	recs, tail, err := index.Load(Layout(store).Timeline())
 	if err != nil {
 		return nil, err
 	}
@@ -124,5 +123,5 @@ func (v *View) DiskContent(rel string) ([]byte, index.FileType, error) {
 // BadTimeline is the error for a timeline with a bad line: where, what,
 // and the command that repairs it.
 func BadTimeline(store string, tail *index.LineError) error {
-	return tail.Repair(filepath.Join(store, index.TimelineFile))
+	return tail.Repair(Layout(store).Timeline())
 }

@@ -31,10 +31,9 @@ func main() {
 	}
 	opts := &fs.Options{MountOptions: fsMountOptions()}
 	if *noOpen {
-		lr := root.(*fs.LoopbackNode).RootData
-		lr.NewNode = newNoOpenNode
-		root = newNoOpenNode(lr, nil, "", nil)
-		lr.RootNode = root
+		ln := root.(*fs.LoopbackNode)
+		root = &noOpenNode{ln}
+		ln.RootData.RootNode = root
 	}
 	if *noOpen || *long {
 		hour := time.Hour

@@ -13,16 +13,19 @@ import (
 // kernel stops sending OPEN and RELEASE for regular files (no_open) and
 // keeps their page cache across opens; reads and writes come without a
 // handle and are served by path. It exists to measure that lever.
-type noOpenNode struct{ fs.LoopbackNode }
+type noOpenNode struct{ *fs.LoopbackNode }
 
 var (
 	_ fs.NodeOpener = (*noOpenNode)(nil)
 	_ fs.NodeReader = (*noOpenNode)(nil)
 	_ fs.NodeWriter = (*noOpenNode)(nil)
+
+	_ fs.NodeWrapChilder = (*noOpenNode)(nil)
 )
 
-func newNoOpenNode(root *fs.LoopbackRoot, _ *fs.Inode, _ string, _ *syscall.Stat_t) fs.InodeEmbedder {
-	return &noOpenNode{fs.LoopbackNode{RootData: root}}
+// WrapChild makes every child a noOpenNode too.
+func (n *noOpenNode) WrapChild(ctx context.Context, ops fs.InodeEmbedder) fs.InodeEmbedder {
+	return &noOpenNode{ops.(*fs.LoopbackNode)}
 }
 
 func (n *noOpenNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {

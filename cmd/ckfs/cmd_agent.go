@@ -124,7 +124,7 @@ func runAgent(agent string, args []string, stdout, stderr io.Writer) error {
 	var pre []string
 	switch agent {
 	case transcript.Claude:
-		settings := filepath.Join(store, "agent", "claude-settings.json")
+		settings := workspace.Layout(store).ClaudeSettings()
 		b, _ := json.MarshalIndent(workspace.HookSettings(exe, transcript.Claude), "", "  ")
 		if err := os.MkdirAll(filepath.Dir(settings), 0o700); err != nil {
 			return err

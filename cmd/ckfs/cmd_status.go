@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/ckfs-dev/ckfs/workspace"
@@ -85,7 +84,7 @@ func runStatus(store string, meta *workspace.Meta, asJSON bool, out io.Writer) e
 	}
 	fmt.Fprintf(out, "store      %s (%d objects, %d bytes)\n", store, r.Objects, r.StoreBytes)
 	if r.HookProblems > 0 {
-		fmt.Fprintf(out, "hooks      %d problems in %s; the last: %s\n", r.HookProblems, filepath.Join(store, "hook.log"), r.HookLast)
+		fmt.Fprintf(out, "hooks      %d problems in %s; the last: %s\n", r.HookProblems, workspace.Layout(store).HookLog(), r.HookLast)
 	}
 	if r.Hint != "" {
 		fmt.Fprintf(out, "hint       %s\n", r.Hint)
@@ -96,7 +95,7 @@ func runStatus(store string, meta *workspace.Meta, asJSON bool, out io.Writer) e
 // hookProblems counts the lines of the store's hook.log and returns the
 // last one.
 func hookProblems(store string) (int, string) {
-	b, err := os.ReadFile(filepath.Join(store, "hook.log"))
+	b, err := os.ReadFile(workspace.Layout(store).HookLog())
 	if err != nil || len(b) == 0 {
 		return 0, ""
 	}

@@ -1,0 +1,46 @@
+package workspace
+
+import (
+	"path/filepath"
+
+	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/rewind"
+	"github.com/ckfs-dev/ckfs/session"
+)
+
+// Layout names every file of a store (docs/format.md, section 1). The
+// packages that own a file's format name it too (index.TimelineFile,
+// session.MarksFile, rewind.JournalDir); Layout is where the rest of ckfs
+// finds them all.
+type Layout string
+
+// Meta is store.json: the store's version and the workspace it serves.
+func (l Layout) Meta() string { return filepath.Join(string(l), "store.json") }
+
+// Objects is the object tree.
+func (l Layout) Objects() string { return filepath.Join(string(l), "objects") }
+
+// Timeline is the file timeline; TimelineCache its derived cache.
+func (l Layout) Timeline() string      { return filepath.Join(string(l), index.TimelineFile) }
+func (l Layout) TimelineCache() string { return index.CachePath(l.Timeline()) }
+
+// Marks and Sessions are the conversation timeline.
+func (l Layout) Marks() string    { return filepath.Join(string(l), session.MarksFile) }
+func (l Layout) Sessions() string { return session.Dir(string(l)) }
+
+// Journals holds pending rewind journals; Quarantine what verify --repair
+// took out.
+func (l Layout) Journals() string   { return rewind.JournalDir(string(l)) }
+func (l Layout) Quarantine() string { return filepath.Join(string(l), "quarantine") }
+
+// DaemonState, Socket and DaemonLog belong to a running daemon.
+func (l Layout) DaemonState() string { return filepath.Join(string(l), "daemon.json") }
+func (l Layout) Socket() string      { return filepath.Join(string(l), "control.sock") }
+func (l Layout) DaemonLog() string   { return filepath.Join(string(l), "daemon.log") }
+
+// HookLog is where agent hooks report problems; ClaudeSettings the
+// settings file ckfs agent claude passes to Claude Code.
+func (l Layout) HookLog() string { return filepath.Join(string(l), "hook.log") }
+func (l Layout) ClaudeSettings() string {
+	return filepath.Join(string(l), "agent", "claude-settings.json")
+}
