@@ -86,6 +86,10 @@ func runMount(ctx context.Context, o mountOptions, stdout, stderr io.Writer) err
 	}
 	if o.Foreground {
 		fmt.Fprintf(stderr, "serving %s at %s in the foreground (store %s); interrupt to unmount\n", o.Root, o.Mountpoint, o.Store)
+		// Never hold a reference into the mounted view.
+		if err := os.Chdir("/"); err != nil {
+			return err
+		}
 		return daemon.Run(ctx, o.Options, stderr)
 	}
 	exe, err := os.Executable()
