@@ -20,7 +20,8 @@ import (
 
 // RunHook handles one hook event. It never fails: an agent must never be
 // blocked by its undo layer. Problems are logged to the store's hook.log
-// (or stderr when there is no store).
+// (before a store is found, to hook.log in the directory of all stores);
+// nothing is ever written to stderr, which the agent may show.
 func RunHook(agent string, stdin io.Reader, stderr io.Writer, now time.Time) {
 	// Nothing goes to stderr, which the agent may show: problems go to the
 	// store's hook.log, or, before a store is found, to hook.log in the
