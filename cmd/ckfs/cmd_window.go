@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,15 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// windowOptions are ckfs window open's and close's.
+type windowOptions struct {
+	Store       string // --store, or "" to find it from the current directory
+	Op          string // open or close
+	ID          string // open: "" for a generated id; close: "" for the newest window
+	Tool, Label string // open: what to record
+	JSON        bool
+}
+
 func newWindowCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "window",
@@ -18,32 +28,28 @@ func newWindowCmd() *cobra.Command {
 checkpoint. Agents open and close windows through hooks; these commands do
 the same from a shell.`,
 	}
-	var id, tool, label string
-	var asJSON bool
+	var o windowOptions
+	fill := func(cmd *cobra.Command, op string) (err error) {
+		o.Op = op
+		o.Store, err = storeFlag(cmd)
+		return err
+	}
 	open := &cobra.Command{
 		Use:     "open",
 		Short:   "Open a window; writes now belong to it",
 		Example: "  ckfs window open --tool Bash --label 'sed -i s/a/b/ main.go'",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			store, _, err := findStore(cmd, ".")
-			if err != nil {
+			if err := fill(cmd, "open"); err != nil {
 				return err
 			}
-			if id == "" {
-				id = "w-" + uuid.NewString()[:8]
-			}
-			rep, err := workspace.Call(store, workspace.Request{Op: "open", ID: id, Tool: tool, Label: label})
-			if err != nil {
-				return err
-			}
-			return printWindow(cmd.OutOrStdout(), asJSON, "opened", rep)
+			return runWindow(cmd.Context(), o, cmd.OutOrStdout())
 		},
 	}
-	open.Flags().StringVar(&id, "id", "", "window id (default: generated)")
-	open.Flags().StringVar(&tool, "tool", "", "tool name to record")
-	open.Flags().StringVar(&label, "label", "", "free text to record")
-	open.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	open.Flags().StringVar(&o.ID, "id", "", "window id (default: generated)")
+	open.Flags().StringVar(&o.Tool, "tool", "", "tool name to record")
+	open.Flags().StringVar(&o.Label, "label", "", "free text to record")
+	open.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
 	quiet(open)
 	closeCmd := &cobra.Command{
 		Use:     "close",
@@ -51,22 +57,38 @@ the same from a shell.`,
 		Example: "  ckfs window close\n  ckfs window close --id w-1234",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			store, _, err := findStore(cmd, ".")
-			if err != nil {
+			if err := fill(cmd, "close"); err != nil {
 				return err
 			}
-			rep, err := workspace.Call(store, workspace.Request{Op: "close", ID: id})
-			if err != nil {
-				return err
-			}
-			return printWindow(cmd.OutOrStdout(), asJSON, "closed", rep)
+			return runWindow(cmd.Context(), o, cmd.OutOrStdout())
 		},
 	}
-	closeCmd.Flags().StringVar(&id, "id", "", "window id")
-	closeCmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	closeCmd.Flags().StringVar(&o.ID, "id", "", "window id")
+	closeCmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
 	quiet(closeCmd)
 	cmd.AddCommand(open, closeCmd)
 	return cmd
+}
+
+// runWindow opens or closes a window by hand and prints it.
+func runWindow(ctx context.Context, o windowOptions, stdout io.Writer) error {
+	store, _, err := workspace.Find(o.Store, ".")
+	if err != nil {
+		return err
+	}
+	req := workspace.Request{Op: o.Op, ID: o.ID}
+	what := "closed"
+	if o.Op == "open" {
+		if req.ID == "" {
+			req.ID = "w-" + uuid.NewString()[:8]
+		}
+		req.Tool, req.Label, what = o.Tool, o.Label, "opened"
+	}
+	rep, err := workspace.Call(store, req)
+	if err != nil {
+		return err
+	}
+	return printWindow(stdout, o.JSON, what, rep)
 }
 
 func printWindow(out io.Writer, asJSON bool, what string, rep *workspace.Reply) error {
