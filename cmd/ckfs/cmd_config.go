@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 
@@ -14,7 +15,7 @@ func newConfigCmd() *cobra.Command {
 		Use:   "config",
 		Short: "Show the configuration",
 	}
-	var asJSON bool
+	var o configShowOptions
 	show := &cobra.Command{
 		Use:   "show [DIR]",
 		Short: "Print the effective configuration for a repository and where each value comes from",
@@ -26,25 +27,36 @@ file is $CKFS_CONFIG, else $XDG_CONFIG_HOME/ckfs/config.toml, else
 		Example: "  ckfs config show\n  ckfs config show ~/src/app --json",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := "."
+			o.Dir = "."
 			if len(args) == 1 {
-				dir = args[0]
+				o.Dir = args[0]
 			}
-			root, err := workspace.AbsDir(dir)
-			if err != nil {
-				return workspace.Errorf(workspace.ErrUsage, "config show: %v", err)
-			}
-			c, path, err := loadConfig(root)
-			if err != nil {
-				return err
-			}
-			printConfig(cmd.OutOrStdout(), c, path, root, asJSON)
-			return nil
+			return runConfigShow(cmd.Context(), o, cmd.OutOrStdout())
 		},
 	}
-	show.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	show.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
 	cmd.AddCommand(show)
 	return cmd
+}
+
+// configShowOptions are ckfs config show's.
+type configShowOptions struct {
+	Dir  string // the repository
+	JSON bool
+}
+
+// runConfigShow prints the configuration in effect for a repository.
+func runConfigShow(ctx context.Context, o configShowOptions, stdout io.Writer) error {
+	root, err := workspace.AbsDir(o.Dir)
+	if err != nil {
+		return workspace.Errorf(workspace.ErrUsage, "config show: %v", err)
+	}
+	c, path, err := loadConfig(root)
+	if err != nil {
+		return err
+	}
+	printConfig(stdout, c, path, root, o.JSON)
+	return nil
 }
 
 func printConfig(out io.Writer, c *config.Config, path, root string, asJSON bool) {
