@@ -22,7 +22,9 @@ import (
 
 const (
 	cacheMagic = "ckfs-timeline-cache\n"
-	// cacheVersion changes whenever the encoding or Record changes.
+	// cacheVersion changes whenever the encoding, Record, or what
+	// Record.Validate accepts changes: cached records were validated by
+	// the ckfs that wrote them.
 	cacheVersion = 1
 	// cacheEvery is how many records beyond the cache a load must parse
 	// before it writes a new cache.
