@@ -63,6 +63,14 @@ func readCache(cpath string, data []byte) ([]Record, int) {
 	if err != nil {
 		return nil, 0
 	}
+	// What this ckfs would refuse in the JSON (a kind it does not know,
+	// written by a newer one) it refuses from the cache too: the load then
+	// parses the JSON, and stops where it always did.
+	for i := range recs {
+		if recs[i].Validate() != nil {
+			return nil, 0
+		}
+	}
 	return recs, int(covered)
 }
 

@@ -154,3 +154,20 @@ func TestCacheCoversEveryField(t *testing.T) {
 		t.Errorf("State has fields %v; the cache encodes %v: encode the new ones in encodeRecords and decodeRecords and raise cacheVersion", got, want)
 	}
 }
+
+// A cache holding a record this ckfs would refuse (a kind from a newer
+// one) is not used: the load parses the JSON instead.
+func TestCacheRefusesWhatTheJSONWould(t *testing.T) {
+	path := filepath.Join(t.TempDir(), TimelineFile)
+	data := []byte(genTimeline(2 * cacheEvery))
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	recs, _ := loadJSON(t, path)
+	recs[len(recs)/2].Kind = "from-the-future"
+	writeCache(CachePath(path), data, len(data), recs)
+	if got, covered := readCache(CachePath(path), data); got != nil || covered != 0 {
+		t.Fatalf("a cache with an unknown record kind was used (%d records)", len(got))
+	}
+	sameLoad(t, path, "cache with a record this ckfs refuses")
+}
