@@ -66,8 +66,19 @@ func readCache(cpath string, data []byte) ([]Record, int) {
 	// What this ckfs would refuse in the JSON (a kind it does not know,
 	// written by a newer one) it refuses from the cache too: the load then
 	// parses the JSON, and stops where it always did.
+	checked := map[string]bool{}
+	validPath := func(p string) error {
+		if checked[p] {
+			return nil
+		}
+		if err := ValidatePath(p); err != nil {
+			return err
+		}
+		checked[p] = true
+		return nil
+	}
 	for i := range recs {
-		if recs[i].Validate() != nil {
+		if recs[i].validate(validPath) != nil {
 			return nil, 0
 		}
 	}
