@@ -200,14 +200,10 @@ func (c *cacheReader) uvarint() uint64 {
 	return v
 }
 
+// varint undoes binary.AppendVarint's zig-zag encoding.
 func (c *cacheReader) varint() int64 {
-	v, n := binary.Varint(c.b)
-	if n <= 0 {
-		c.err, c.b = errCache, nil
-		return 0
-	}
-	c.b = c.b[n:]
-	return v
+	u := c.uvarint()
+	return int64(u>>1) ^ -int64(u&1)
 }
 
 func (c *cacheReader) byte() byte {
