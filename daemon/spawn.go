@@ -26,8 +26,6 @@ func (e *ReportedError) Error() string { return e.Msg }
 // its pid once it serves. A store it created that never served is removed
 // when the daemon fails, so no later command resolves a path to it.
 func Spawn(exe string, o Options) (int, error) {
-	// A store this mount creates and that never served is removed when
-	// the mount fails, so no later command resolves a path to it.
 	_, serr := os.Stat(o.Store)
 	fresh := errors.Is(serr, fs.ErrNotExist)
 	pr, pw, err := os.Pipe()
