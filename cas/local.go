@@ -133,15 +133,7 @@ func (l *Local) Put(data []byte) (Hash, bool, error) {
 }
 
 // encode picks the codec for data and returns the body.
-func (l *Local) encode(data []byte) (Codec, []byte) {
-	if len(data) >= 64 {
-		c := l.enc.EncodeAll(data, make([]byte, 0, len(data)/2))
-		if pays(len(c), len(data)) {
-			return CodecZstd, c
-		}
-	}
-	return CodecRaw, data
-}
+func (l *Local) encode(data []byte) (Codec, []byte) { return encodeBody(l.enc, data) }
 
 // pays reports whether compressing n bytes into c bytes is worth a codec:
 // it must save at least 1/16 of the size.

@@ -48,29 +48,9 @@ func (l *Local) Get(h Hash) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("object %s: %w", h, err)
 	}
-	hdr, err := decodeHeader(raw)
+	data, err := decodeObject(l.dec, h, raw)
 	if err != nil {
 		return nil, l.corrupt(h, err)
-	}
-	body := raw[headerSize:]
-	var data []byte
-	switch hdr.codec {
-	case CodecRaw:
-		data = body
-	case CodecZstd:
-		// Preallocate from the header, but never trust it for more than a
-		// bounded amount: a corrupt header must not cost a huge allocation.
-		capHint := min(hdr.size, 64<<20)
-		data, err = l.dec.DecodeAll(body, make([]byte, 0, capHint))
-		if err != nil {
-			return nil, l.corrupt(h, fmt.Errorf("%w: %v", ErrCorrupt, err))
-		}
-	}
-	if uint64(len(data)) != hdr.size {
-		return nil, l.corrupt(h, fmt.Errorf("%w: content is %d bytes, header says %d", ErrCorrupt, len(data), hdr.size))
-	}
-	if Sum(data) != h {
-		return nil, l.corrupt(h, fmt.Errorf("%w: content does not hash to its name", ErrCorrupt))
 	}
 	return data, nil
 }

@@ -44,3 +44,7 @@ func (l Layout) HookLog() string { return filepath.Join(string(l), "hook.log") }
 func (l Layout) ClaudeSettings() string {
 	return filepath.Join(string(l), "agent", "claude-settings.json")
 }
+
+// Remotes is the store's remotes and its workspace id in them (ckfs
+// remote add).
+func (l Layout) Remotes() string { return filepath.Join(string(l), "remotes.json") }

@@ -1,0 +1,200 @@
+package integration
+
+import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ckfs-dev/ckfs/internal/testenv"
+	"github.com/google/go-cmp/cmp"
+)
+
+// fleetRepo is the repository every agent of the fleet starts from, as
+// clones of one repository would: the same files, so the bucket holds
+// their baselines once.
+const fleetRepo = `
+git init -q .
+mkdir -p src/api src/util docs empty
+for i in $(seq 1 30); do printf 'package api\n\n// Handler%d serves /v1/item/%d.\nfunc Handler%d() int { return %d }\n' $i $i $i $i > src/api/h$i.go; done
+printf 'package util\n\nfunc Shout(s string) string { return s + "!" }\n' > src/util/strings.go
+printf '#!/bin/sh\necho build\n' > build.sh && chmod 755 build.sh
+printf '# fleet\n' > docs/README.md
+ln -s docs/README.md README.md
+head -c 20000 /dev/urandom > blob.bin
+git add -A >/dev/null && git -c user.name=t -c user.email=t@example.com commit -qm init
+`
+
+// fileTree is a directory's paths with their type, mode and content (a
+// symlink's target).
+type fileTree map[string]string
+
+func readFileTree(t *testing.T, root string) fileTree {
+	t.Helper()
+	out := fileTree{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p == root {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, p)
+		if rel == ".git" {
+			return filepath.SkipDir
+		}
+		st, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		switch {
+		case st.Mode()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			out[rel] = "symlink -> " + target
+		case st.IsDir():
+			out[rel] = fmt.Sprintf("dir %o", st.Mode().Perm())
+		default:
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			out[rel] = fmt.Sprintf("file %o %s", st.Mode().Perm(), b)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// fleetAgent is what one agent's sandbox left in the bucket, and the trees
+// its checkpoints must restore to.
+type fleetAgent struct {
+	id    string
+	trees map[string]fileTree // checkpoint (a window id: just before it; "" the last) -> fileTree
+}
+
+// Ten agents work at once in their own sandboxes (a repository mounted
+// with its own store), each pushing to one SeaweedFS bucket; then every
+// sandbox is deleted, and every checkpoint of every agent is restored
+// byte for byte into a fresh directory.
+func TestFleetRestoresEveryCheckpointAfterTheSandboxesAreGone(t *testing.T) {
+	testenv.RequireFUSE(t)
+	endpoint := testenv.SeaweedFS(t, "ckfs")
+	url := "s3://ckfs/fleet"
+	creds := []string{"AWS_ACCESS_KEY_ID=ckfs-test", "AWS_SECRET_ACCESS_KEY=ckfs-test", "AWS_ENDPOINT_URL=" + endpoint}
+	const n = 10
+	agents := make([]fleetAgent, n)
+	t.Run("agents", func(t *testing.T) {
+		for i := range n {
+			t.Run(fmt.Sprint("agent", i), func(t *testing.T) {
+				t.Parallel()
+				agents[i] = runFleetAgent(t, i, url, creds)
+			})
+		}
+	})
+	if t.Failed() {
+		return
+	}
+	// Another machine: no store, only the bucket.
+	elsewhere := t.TempDir()
+	run := func(args ...string) (string, error) {
+		c := exec.Command(ckfsBin, args...)
+		c.Dir = elsewhere
+		c.Env = append(os.Environ(), append(creds, "CKFS_HOME="+filepath.Join(elsewhere, "home"), "NO_COLOR=1")...)
+		out, err := c.CombinedOutput()
+		return string(out), err
+	}
+	out, err := run("workspaces", "--remote", url, "--json")
+	if err != nil {
+		t.Fatalf("workspaces: %v\n%s", err, out)
+	}
+	var heads []struct{ Workspace string }
+	if err := json.Unmarshal([]byte(out), &heads); err != nil {
+		t.Fatalf("workspaces --json: %v\n%s", err, out)
+	}
+	listed := map[string]bool{}
+	for _, h := range heads {
+		listed[h.Workspace] = true
+	}
+	restores := 0
+	for i, a := range agents {
+		if !listed[a.id] {
+			t.Errorf("agent %d's workspace %s is not listed: %s", i, a.id, out)
+		}
+		for cp, want := range a.trees {
+			dir := filepath.Join(elsewhere, fmt.Sprintf("agent%d-%s", i, cp))
+			args := []string{"restore", "--remote", url, "--workspace", a.id, dir}
+			if cp != "" {
+				args = append(args, "--to", cp)
+			}
+			if out, err := run(args...); err != nil {
+				t.Fatalf("agent %d, checkpoint %q: %v\n%s", i, cp, err, out)
+			}
+			if diff := cmp.Diff(want, readFileTree(t, dir)); diff != "" {
+				t.Errorf("agent %d, checkpoint %q restored differently (-want +got):\n%s", i, cp, diff)
+			}
+			restores++
+		}
+	}
+	t.Logf("%d checkpoints of %d workspaces restored byte for byte", restores, n)
+	// A restore never writes into a directory that has something in it.
+	busy := filepath.Join(elsewhere, "busy")
+	os.MkdirAll(busy, 0o755)
+	os.WriteFile(filepath.Join(busy, "mine.txt"), []byte("mine\n"), 0o644)
+	out, err = run("restore", "--remote", url, "--workspace", agents[0].id, busy)
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 || !strings.Contains(out, "not empty") {
+		t.Fatalf("restore into a non-empty directory: %v\n%s", err, out)
+	}
+	if got := readFileTree(t, busy); len(got) != 1 {
+		t.Fatalf("a refused restore changed the directory: %v", got)
+	}
+}
+
+// runFleetAgent is one sandbox: a clone, mounted, three windows of shell
+// edits with a push in between and at the end, then unmounted and deleted
+// with its store.
+func runFleetAgent(t *testing.T, i int, url string, creds []string) fleetAgent {
+	w := newWorkspace(t, fleetRepo)
+	w.extraEnv = creds
+	w.mount()
+	w.ckfs("remote", "add", "fleet", url)
+	a := fleetAgent{trees: map[string]fileTree{}}
+	edits := []string{
+		fmt.Sprintf(`sed -i 's/return %d/return %d/' src/api/h%d.go && echo 'agent %d' >> docs/README.md`, i+1, 100+i, i+1, i),
+		fmt.Sprintf(`mkdir -p src/agent%d && printf 'package agent\n// %d\n' > src/agent%d/new.go && rm src/api/h%d.go && chmod 700 build.sh`, i, i, i, 30-i),
+		fmt.Sprintf(`mv src/util/strings.go src/util/str.go && printf 'x%d\n' >> src/util/str.go && ln -sf build.sh run%d && rmdir empty`, i, i),
+	}
+	for k, script := range edits {
+		id := fmt.Sprintf("call_%d_%d", i, k)
+		a.trees[id] = readFileTree(t, w.root)
+		w.window(id, script)
+		if k == 1 {
+			w.ckfs("push")
+		}
+	}
+	a.trees[""] = readFileTree(t, w.root)
+	out := w.ckfs("push", "--json")
+	var res struct {
+		Workspace string
+		Uploaded  int
+		Objects   int
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || res.Workspace == "" {
+		t.Fatalf("push --json: %v\n%s", err, out)
+	}
+	a.id = res.Workspace
+	w.unmount()
+	if err := os.RemoveAll(filepath.Dir(w.root)); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}

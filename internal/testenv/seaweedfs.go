@@ -1,0 +1,154 @@
+package testenv
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// SeaweedFS starts a SeaweedFS server (weed mini) for the test, every
+// port on 127.0.0.1, with the bucket named bucket, and returns the S3
+// endpoint ("http://127.0.0.1:PORT"). The pinned weed is built from the
+// Go module proxy by scripts/seaweedfs the first time (minutes) and cached.
+// The server is stopped by its PID when the test ends. Where it cannot be
+// built or started the test is skipped, unless CKFS_REQUIRE_S3=1 (CI),
+// where that is a failure.
+func SeaweedFS(t testing.TB, bucket string) string {
+	t.Helper()
+	unavailable := func(why string) {
+		t.Helper()
+		if os.Getenv("CKFS_REQUIRE_S3") == "1" {
+			t.Fatalf("CKFS_REQUIRE_S3=1 but SeaweedFS is not available: %s", why)
+		}
+		t.Skipf("SeaweedFS is not available (%s): set CKFS_REQUIRE_S3=1 to make this a failure", why)
+	}
+	script, err := repoFile("scripts/seaweedfs")
+	if err != nil {
+		unavailable(err.Error())
+	}
+	var stderr bytes.Buffer
+	build := exec.Command("bash", script)
+	build.Stderr = &stderr
+	out, err := build.Output()
+	if err != nil {
+		unavailable(fmt.Sprintf("scripts/seaweedfs: %v: %s", err, lastLines(stderr.String(), 5)))
+	}
+	weed := strings.TrimSpace(string(out))
+	dir := t.TempDir()
+	ports := freePorts(t, 10)
+	s3 := ports[0]
+	args := []string{"mini", "-dir=" + dir, "-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-master.telemetry=false", "-webdav=false",
+		"-bucket=" + bucket,
+		"-s3.port=" + s3, "-s3.port.grpc=" + ports[1], "-master.port=" + ports[2], "-master.port.grpc=" + ports[3],
+		"-volume.port=" + ports[4], "-volume.port.grpc=" + ports[5], "-filer.port=" + ports[6], "-filer.port.grpc=" + ports[7],
+		"-admin.port=" + ports[8], "-admin.port.grpc=" + ports[9], "-admin.port.legacy=0",
+		"-s3.port.iceberg=0", "-s3.port.lance=0",
+		"-filer.localSocket=" + filepath.Join(dir, "filer.sock"), "-s3.localSocket=" + filepath.Join(dir, "s3.sock"),
+	}
+	log, err := os.Create(filepath.Join(dir, "weed.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(weed, args...)
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		unavailable(err.Error())
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(15 * time.Second):
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-exited
+		}
+		log.Close()
+	})
+	endpoint := "http://127.0.0.1:" + s3
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		// Ready when the bucket answers (weed mini creates it once its
+		// filer is up).
+		if bucketReady(endpoint, bucket) {
+			return endpoint
+		}
+		select {
+		case <-exited:
+			b, _ := os.ReadFile(filepath.Join(dir, "weed.log"))
+			unavailable("weed mini exited: " + lastLines(string(b), 10))
+		case <-time.After(200 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(filepath.Join(dir, "weed.log"))
+			t.Fatalf("SeaweedFS did not serve bucket %s within 90 s: %s", bucket, lastLines(string(b), 10))
+		}
+	}
+}
+
+// bucketReady reports whether an anonymous listing of the bucket succeeds.
+func bucketReady(endpoint, bucket string) bool {
+	r, err := http.Get(endpoint + "/" + bucket + "?list-type=2&max-keys=1")
+	if err != nil {
+		return false
+	}
+	r.Body.Close()
+	return r.StatusCode == http.StatusOK
+}
+
+// freePorts returns n ports that were free a moment ago.
+func freePorts(t testing.TB, n int) []string {
+	var out []string
+	var ls []net.Listener
+	for len(out) < n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+		out = append(out, strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
+	}
+	for _, l := range ls {
+		l.Close()
+	}
+	return out
+}
+
+// repoFile finds rel in the repository the test runs in.
+func repoFile(rel string) (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		p := filepath.Join(dir, rel)
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			if _, err := os.Stat(p); err != nil {
+				return "", err
+			}
+			return p, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("%s: not inside the repository", rel)
+		}
+		dir = parent
+	}
+}
+
+func lastLines(s string, n int) string {
+	ls := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(ls[max(0, len(ls)-n):], "\n")
+}

@@ -1,0 +1,354 @@
+package remote
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ckfs-dev/ckfs/cas"
+	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/session"
+	"github.com/ckfs-dev/ckfs/workspace"
+)
+
+// PushOptions describe the workspace being pushed.
+type PushOptions struct {
+	Store     string // the local store
+	Workspace string // its id in the bucket
+	Root      string // the workspace root (for the baseline)
+	Host      string
+	// Excluded and MaxFileSize are the capture's rules, which the baseline
+	// follows.
+	Excluded    func(rel string) bool
+	MaxFileSize int64
+	// Progress, if set, is told of each object checked.
+	Progress func(done, total int)
+}
+
+// PushResult says what a push did.
+type PushResult struct {
+	Workspace     string `json:"workspace"`
+	Records       int    `json:"records"`        // new timeline records shipped
+	LastSeq       uint64 `json:"last_seq"`       // the head's last seq after the push
+	Objects       int    `json:"objects"`        // objects the new records and the baseline need
+	Uploaded      int    `json:"uploaded"`       // of those, not in the bucket before
+	UploadedBytes int64  `json:"uploaded_bytes"` // stored bytes uploaded
+	Missing       int    `json:"missing"`        // needed but no longer in the local store (collected)
+	Damaged       int    `json:"damaged"`        // needed but damaged in the local store (ckfs verify)
+	Baseline      int    `json:"baseline"`       // paths in the baseline taken now (0: taken before)
+	Files         int    `json:"files"`          // logs shipped (marks, session logs)
+	Retries       int    `json:"retries"`        // head writes lost to another writer and redone
+}
+
+// Push ships to the bucket what the local store has and the bucket does
+// not: the objects, the timeline since the last push as one segment, the
+// baseline on the first push, and the logs; then it replaces the head with
+// a conditional write. Everything before the head write is idempotent, so
+// an interrupted push is completed by the next one, and two pushes at once
+// never lose each other's records: the loser reads the new head and goes
+// again.
+func Push(ctx context.Context, b *Bucket, o PushOptions) (*PushResult, error) {
+	if !ValidWorkspace(o.Workspace) {
+		return nil, fmt.Errorf("bad workspace id %q", o.Workspace)
+	}
+	if st, err := workspace.ReadDaemonState(o.Store); err == nil && workspace.ProcessAlive(st.PID) {
+		// Post-images still being written are recorded first.
+		workspace.Call(o.Store, workspace.Request{Op: "flush"})
+	}
+	local, err := cas.Open(o.Store, nil)
+	if err != nil {
+		return nil, err
+	}
+	res := &PushResult{Workspace: o.Workspace}
+	up := &uploader{b: b, local: local, res: res, progress: o.Progress}
+	for attempt := 0; ; attempt++ {
+		err := pushOnce(ctx, b, o, up, res)
+		if !errors.Is(err, errChanged) || attempt == 5 {
+			return res, err
+		}
+		res.Retries++
+	}
+}
+
+func pushOnce(ctx context.Context, b *Bucket, o PushOptions, up *uploader, res *PushResult) error {
+	head, etag, err := b.readHead(ctx, o.Workspace)
+	if err != nil {
+		return err
+	}
+	now := time.Now().UTC()
+	if head == nil {
+		head = &Head{Version: HeadVersion, Workspace: o.Workspace, Created: now}
+	}
+	head.Root, head.Host, head.Updated = o.Root, o.Host, now
+	timeline, err := os.ReadFile(workspace.Layout(o.Store).Timeline())
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	timeline = timeline[:bytes.LastIndexByte(timeline, '\n')+1] // whole lines only
+	if int64(len(timeline)) < head.TimelineBytes || cas.Sum(timeline[:head.TimelineBytes]) != head.TimelineHash && head.TimelineBytes > 0 {
+		return fmt.Errorf("the local timeline no longer starts with the %d bytes pushed to %s (was it repaired since?): push this workspace under a new id (remove the workspace line of %s)", head.TimelineBytes, b, workspace.Layout(o.Store).Remotes())
+	}
+	seg := timeline[head.TimelineBytes:]
+	var needed []cas.Hash
+	if len(seg) > 0 {
+		s := Segment{Bytes: int64(len(seg))}
+		n := 0
+		err := index.Scan(bytes.NewReader(seg), func(r *index.Record) error {
+			if n == 0 {
+				s.FirstSeq = r.Seq
+			}
+			n++
+			s.LastSeq = r.Seq
+			if r.State != nil {
+				for _, h := range []index.Hash{r.Hash, r.XAttrs} {
+					if h != "" {
+						a, err := cas.ParseHash(string(h))
+						if err != nil {
+							return err
+						}
+						needed = append(needed, a)
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("timeline %s: %w (ckfs verify explains)", workspace.Layout(o.Store).Timeline(), err)
+		}
+		if s.FirstSeq <= head.LastSeq {
+			return fmt.Errorf("timeline %s: seq %d after pushed seq %d", workspace.Layout(o.Store).Timeline(), s.FirstSeq, head.LastSeq)
+		}
+		if err := up.objects(ctx, needed); err != nil {
+			return err
+		}
+		if s.Object, err = up.blob(ctx, seg); err != nil {
+			return err
+		}
+		head.Timeline = append(head.Timeline, s)
+		head.TimelineBytes += s.Bytes
+		head.LastSeq = s.LastSeq
+		head.TimelineHash = cas.Sum(timeline)
+		res.Records += n
+	}
+	if head.Baseline == nil {
+		q := up.queue(ctx)
+		es, err := takeBaseline(ctx, o.Root, baselineOptions{excluded: o.Excluded, maxFileSize: o.MaxFileSize}, q.add)
+		if qerr := q.wait(); err == nil {
+			err = qerr
+		}
+		if err != nil {
+			return fmt.Errorf("baseline of %s: %w", o.Root, err)
+		}
+		obj, err := up.blob(ctx, encodeBaseline(es))
+		if err != nil {
+			return err
+		}
+		head.Baseline = &Baseline{Object: obj, Paths: len(es), Taken: now}
+		res.Baseline = len(es)
+	}
+	if err := pushLogs(ctx, o.Store, head, up, res); err != nil {
+		return err
+	}
+	if err := b.writeHead(ctx, head, etag); err != nil {
+		return err
+	}
+	res.LastSeq = head.LastSeq
+	return nil
+}
+
+// pushLogs ships the marks and session logs whose content changed.
+func pushLogs(ctx context.Context, store string, head *Head, up *uploader, res *PushResult) error {
+	names := []string{session.MarksFile}
+	ents, _ := os.ReadDir(session.Dir(store))
+	for _, e := range ents {
+		if n := e.Name(); strings.HasSuffix(n, ".jsonl") && e.Type().IsRegular() {
+			names = append(names, "sessions/"+n)
+		}
+	}
+	for _, name := range names {
+		if !validFileName(name) {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(store, filepath.FromSlash(name)))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		data = data[:bytes.LastIndexByte(data, '\n')+1]
+		if h := cas.Sum(data); head.Files[name] == h {
+			continue
+		}
+		obj, err := up.blob(ctx, data)
+		if err != nil {
+			return err
+		}
+		if head.Files == nil {
+			head.Files = map[string]cas.Hash{}
+		}
+		head.Files[name] = obj
+		res.Files++
+	}
+	return nil
+}
+
+// uploader puts objects into the bucket, several at a time, each once.
+type uploader struct {
+	b        *Bucket
+	local    *cas.Local
+	res      *PushResult
+	progress func(done, total int)
+	mu       sync.Mutex
+	done     map[cas.Hash]bool // in the bucket, checked or uploaded by this push
+}
+
+const uploadWorkers = 8
+
+// objects uploads the local objects hs names.
+func (u *uploader) objects(ctx context.Context, hs []cas.Hash) error {
+	todo := make([]cas.Hash, 0, len(hs))
+	u.mu.Lock()
+	if u.done == nil {
+		u.done = map[cas.Hash]bool{}
+	}
+	for _, h := range hs {
+		if !u.done[h] {
+			u.done[h] = true
+			todo = append(todo, h)
+		}
+	}
+	u.mu.Unlock()
+	u.res.Objects += len(todo)
+	var (
+		next, finished atomic.Int64
+		wg             sync.WaitGroup
+		errOnce        sync.Once
+		firstErr       error
+	)
+	for range min(uploadWorkers, len(todo)) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(todo) || ctx.Err() != nil {
+					return
+				}
+				if err := u.object(ctx, todo[i]); err != nil {
+					errOnce.Do(func() { firstErr = err })
+					return
+				}
+				if u.progress != nil {
+					u.progress(int(finished.Add(1)), len(todo))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if firstErr == nil {
+		firstErr = ctx.Err()
+	}
+	return firstErr
+}
+
+// object uploads one local object, checked against its address first: the
+// bucket never gets bytes the local store would refuse.
+func (u *uploader) object(ctx context.Context, h cas.Hash) error {
+	raw, err := os.ReadFile(u.local.Path(h))
+	if errors.Is(err, fs.ErrNotExist) {
+		u.count(func() { u.res.Missing++ })
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := cas.Decode(h, raw); err != nil {
+		u.count(func() { u.res.Damaged++ })
+		return nil
+	}
+	uploaded, err := u.b.putObject(ctx, h, raw)
+	if err == nil && uploaded {
+		u.count(func() { u.res.Uploaded++; u.res.UploadedBytes += int64(len(raw)) })
+	}
+	return err
+}
+
+// blob uploads data (a segment, a manifest, a baseline file's content)
+// as an object that need not be in the local store.
+func (u *uploader) blob(ctx context.Context, data []byte) (cas.Hash, error) {
+	h, raw := cas.Encode(data)
+	u.mu.Lock()
+	seen := u.done[h]
+	if u.done == nil {
+		u.done = map[cas.Hash]bool{}
+	}
+	u.done[h] = true
+	u.mu.Unlock()
+	if seen {
+		return h, nil
+	}
+	uploaded, err := u.b.putObject(ctx, h, raw)
+	if err == nil && uploaded {
+		u.count(func() { u.res.Uploaded++; u.res.UploadedBytes += int64(len(raw)) })
+	}
+	return h, err
+}
+
+func (u *uploader) count(f func()) {
+	u.mu.Lock()
+	f()
+	u.mu.Unlock()
+}
+
+// blobQueue uploads blobs on uploadWorkers goroutines while the caller
+// goes on producing them (the baseline walk).
+type blobQueue struct {
+	u    *uploader
+	jobs chan []byte
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	err  error
+}
+
+func (u *uploader) queue(ctx context.Context) *blobQueue {
+	q := &blobQueue{u: u, jobs: make(chan []byte, uploadWorkers)}
+	for range uploadWorkers {
+		q.wg.Go(func() {
+			for data := range q.jobs {
+				if _, err := u.blob(ctx, data); err != nil {
+					q.mu.Lock()
+					q.err = cmp.Or(q.err, err)
+					q.mu.Unlock()
+				}
+			}
+		})
+	}
+	return q
+}
+
+// add queues data and returns its address; a failed upload is reported by
+// wait, and stops the producer at its next add.
+func (q *blobQueue) add(data []byte) (cas.Hash, error) {
+	q.mu.Lock()
+	err := q.err
+	q.mu.Unlock()
+	if err != nil {
+		return cas.Hash{}, err
+	}
+	q.jobs <- data
+	return cas.Sum(data), nil
+}
+
+func (q *blobQueue) wait() error {
+	close(q.jobs)
+	q.wg.Wait()
+	return q.err
+}
