@@ -17,6 +17,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
@@ -125,8 +126,26 @@ func (b *Bucket) wrap(key string, err error) error {
 	return fmt.Errorf("%s/%s: %w", b.desc, key, err)
 }
 
-// get returns the bytes of key and its ETag.
+// get returns the bytes of key and its ETag. A read that fails midway (a
+// dropped connection, a short body) is retried with backoff: the client
+// library retries failed requests, not failed bodies.
 func (b *Bucket) get(ctx context.Context, key string) ([]byte, string, error) {
+	delay := 100 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		data, etag, err := b.getOnce(ctx, key)
+		if err == nil || errors.Is(err, errMissing) || attempt == 5 || ctx.Err() != nil {
+			return data, etag, err
+		}
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return nil, "", ctx.Err()
+		}
+		delay *= 3
+	}
+}
+
+func (b *Bucket) getOnce(ctx context.Context, key string) ([]byte, string, error) {
 	o, err := b.c.GetObject(ctx, b.bucket, b.prefix+key, minio.GetObjectOptions{})
 	if err != nil {
 		return nil, "", b.wrap(key, err)

@@ -19,16 +19,19 @@ const module = "github.com/ckfs-dev/ckfs"
 var forbidden = map[string][]string{
 	"cas":     {"*"},
 	"index":   {"*"},
-	"capture": {"fusefs", "rewind", "workspace", "daemon", "cmd/ckfs"},
-	"fusefs":  {"rewind", "workspace", "daemon", "cmd/ckfs"},
-	"rewind":  {"fusefs", "capture", "workspace", "daemon", "cmd/ckfs", "gc"},
-	"gc":      {"fusefs", "capture", "workspace", "daemon", "cmd/ckfs"},
+	"capture": {"remote", "fusefs", "rewind", "workspace", "daemon", "cmd/ckfs"},
+	"fusefs":  {"remote", "rewind", "workspace", "daemon", "cmd/ckfs"},
+	"rewind":  {"remote", "fusefs", "capture", "workspace", "daemon", "cmd/ckfs", "gc"},
+	"gc":      {"remote", "fusefs", "capture", "workspace", "daemon", "cmd/ckfs"},
 	// The client side of a workspace (store discovery, the control
 	// protocol, rewind, verify and hook set-up) never links the mount: a
 	// command or a hook talks to the daemon over the socket.
-	"workspace": {"fusefs", "capture", "daemon", "cmd/ckfs"},
+	"workspace": {"remote", "fusefs", "capture", "daemon", "cmd/ckfs"},
 	// The checks of a machine and a workspace read; they never serve.
-	"doctor": {"fusefs", "capture", "daemon", "cmd/ckfs"},
+	"doctor": {"remote", "fusefs", "capture", "daemon", "cmd/ckfs"},
+	// The remote side ships a store to a bucket and reads it back; it
+	// never serves a mount, and nothing below it knows a bucket.
+	"remote": {"fusefs", "capture", "daemon", "cmd/ckfs"},
 	// The daemon serves the mount; it never reaches up into the CLI.
 	"daemon": {"cmd/ckfs"},
 	"config": {"*"},
@@ -84,7 +87,7 @@ func TestLayering(t *testing.T) {
 			}
 		}
 	}
-	for _, must := range []string{"cas", "index", "workspace", "daemon", "doctor"} {
+	for _, must := range []string{"cas", "index", "workspace", "daemon", "doctor", "remote"} {
 		if !seen[must] {
 			t.Errorf("package %s not found by go list", must)
 		}

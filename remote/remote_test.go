@@ -1,0 +1,275 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ckfs-dev/ckfs/cas"
+	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/internal/testenv"
+	"github.com/minio/minio-go/v7"
+)
+
+// testStore is a store with a timeline of windows that each write one
+// file, made through the real writer and object store, and its root.
+type testStore struct {
+	t     *testing.T
+	dir   string
+	root  string
+	local *cas.Local
+	w     *index.Writer
+	n     int
+}
+
+func newTestStore(t *testing.T) *testStore {
+	t.Helper()
+	s := &testStore{t: t, dir: t.TempDir(), root: t.TempDir()}
+	var err error
+	if s.local, err = cas.Open(s.dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	if s.w, _, err = index.OpenWriter(s.dir, index.WriterOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.w.Close() })
+	os.WriteFile(filepath.Join(s.root, "untouched.txt"), []byte("never edited\n"), 0o644)
+	return s
+}
+
+// window records a window that changes path from before to after ("" is
+// absent) and leaves the file so in the root.
+func (s *testStore) window(path, before, after string) string {
+	s.t.Helper()
+	s.n++
+	id := fmt.Sprintf("call_%d", s.n)
+	state := func(c string) *index.State {
+		if c == "" {
+			return &index.State{Type: index.TypeAbsent}
+		}
+		h, _, err := s.local.Put([]byte(c))
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		return &index.State{Type: index.TypeFile, Mode: 0o644, Size: int64(len(c)), Hash: index.Hash(h.String())}
+	}
+	err := s.w.Append(
+		&index.Record{Kind: index.KindOpen, Window: id, Tool: "Bash"},
+		&index.Record{Kind: index.KindBefore, Window: id, Path: path, State: state(before)},
+		&index.Record{Kind: index.KindAfter, Window: id, Path: path, State: state(after)},
+		&index.Record{Kind: index.KindClose, Window: id},
+	)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	p := filepath.Join(s.root, path)
+	if after == "" {
+		os.Remove(p)
+	} else {
+		os.WriteFile(p, []byte(after), 0o644)
+	}
+	return id
+}
+
+func (s *testStore) push(b *Bucket, ws string) (*PushResult, error) {
+	return Push(context.Background(), b, PushOptions{Store: s.dir, Workspace: ws, Root: s.root, Excluded: func(string) bool { return false }})
+}
+
+// The remote tests share one SeaweedFS; each uses its own prefix.
+func TestAgainstSeaweedFS(t *testing.T) {
+	endpoint := testenv.SeaweedFS(t, "unit")
+	t.Setenv("AWS_ACCESS_KEY_ID", "ckfs-test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "ckfs-test")
+	open := func(t *testing.T, endpoint string) *Bucket {
+		b, err := Open(Remote{URL: "s3://unit/" + strings.ReplaceAll(t.Name(), "/", "-"), Endpoint: endpoint})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	t.Run("concurrent pushes lose no record", func(t *testing.T) {
+		b := open(t, endpoint)
+		s := newTestStore(t)
+		for i := range 5 {
+			s.window("a.txt", strings.Repeat("x", i), strings.Repeat("x", i+1))
+		}
+		// Four pushes of one workspace at once, while windows go on:
+		// each head write is conditional, so the losers go again.
+		var wg sync.WaitGroup
+		errs := make(chan error, 8)
+		for range 4 {
+			wg.Go(func() {
+				_, err := s.push(b, "ws1")
+				errs <- err
+			})
+		}
+		for i := range 3 {
+			s.window(fmt.Sprintf("new%d.txt", i), "", "new\n")
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := s.push(b, "ws1"); err != nil {
+			t.Fatal(err)
+		}
+		head, recs, err := Timeline(context.Background(), b, "ws1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		local, _, _ := index.Load(filepath.Join(s.dir, index.TimelineFile))
+		if len(recs) != len(local) || head.LastSeq != local[len(local)-1].Seq {
+			t.Fatalf("the bucket has %d records to seq %d, the store %d", len(recs), head.LastSeq, len(local))
+		}
+		dir := filepath.Join(t.TempDir(), "out")
+		if _, err := Restore(context.Background(), b, RestoreOptions{Workspace: "ws1", Dir: dir}); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{"a.txt", "new2.txt", "untouched.txt"} {
+			want, _ := os.ReadFile(filepath.Join(s.root, f))
+			if got, err := os.ReadFile(filepath.Join(dir, f)); err != nil || !bytes.Equal(got, want) {
+				t.Errorf("%s restored as %q (%v), want %q", f, got, err, want)
+			}
+		}
+	})
+	t.Run("a damaged object in the bucket is never restored", func(t *testing.T) {
+		b := open(t, endpoint)
+		s := newTestStore(t)
+		s.window("a.txt", "", "the content that must come back whole\n")
+		if _, err := s.push(b, "ws2"); err != nil {
+			t.Fatal(err)
+		}
+		h := cas.Sum([]byte("the content that must come back whole\n"))
+		key := b.prefix + objectKey(h)
+		o, err := b.c.GetObject(context.Background(), b.bucket, key, minio.GetObjectOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(o)
+		raw[len(raw)-3] ^= 1
+		if _, err := b.c.PutObject(context.Background(), b.bucket, key, bytes.NewReader(raw), int64(len(raw)), minio.PutObjectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(t.TempDir(), "out")
+		_, err = Restore(context.Background(), b, RestoreOptions{Workspace: "ws2", Dir: dir})
+		if err == nil || !strings.Contains(err.Error(), "damaged in the bucket") || !errors.Is(err, cas.ErrCorrupt) {
+			t.Fatalf("restore of a damaged object: %v", err)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Fatalf("a failed restore left %s behind: %v", dir, err)
+		}
+		matches, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), ".ckfs-restore-*"))
+		if len(matches) > 0 {
+			t.Fatalf("a failed restore left its staging directory: %v", matches)
+		}
+	})
+	t.Run("push and restore through a faulty network", func(t *testing.T) {
+		proxy := newFaultProxy(t, endpoint)
+		b := open(t, proxy.url)
+		s := newTestStore(t)
+		for i := range 20 {
+			s.window(fmt.Sprintf("f%02d.txt", i), "", strings.Repeat(fmt.Sprintf("line %d\n", i), 50+i))
+		}
+		proxy.faulty.Store(true)
+		if _, err := s.push(b, "ws3"); err != nil {
+			t.Fatalf("push through the faults: %v (faults injected: %d)", err, proxy.injected.Load())
+		}
+		dir := filepath.Join(t.TempDir(), "out")
+		if _, err := Restore(context.Background(), b, RestoreOptions{Workspace: "ws3", Dir: dir}); err != nil {
+			t.Fatalf("restore through the faults: %v", err)
+		}
+		for i := range 20 {
+			name := fmt.Sprintf("f%02d.txt", i)
+			want, _ := os.ReadFile(filepath.Join(s.root, name))
+			if got, _ := os.ReadFile(filepath.Join(dir, name)); !bytes.Equal(got, want) {
+				t.Fatalf("%s restored wrong through the faults", name)
+			}
+		}
+		if proxy.injected.Load() == 0 {
+			t.Fatal("the proxy injected no fault")
+		}
+		t.Logf("faults injected: %d", proxy.injected.Load())
+	})
+}
+
+// faultProxy stands between ckfs and the S3 server and, when faulty, spoils
+// every fourth request in turn: a 503, a dropped connection, a truncated
+// body, or a delay.
+type faultProxy struct {
+	url      string
+	faulty   atomic.Bool
+	n        atomic.Int64
+	injected atomic.Int64
+}
+
+func newFaultProxy(t *testing.T, target string) *faultProxy {
+	u, _ := url.Parse(target)
+	rp := httputil.NewSingleHostReverseProxy(u)
+	p := &faultProxy{}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := p.n.Add(1)
+		if !p.faulty.Load() || n%4 != 0 {
+			rp.ServeHTTP(w, r)
+			return
+		}
+		p.injected.Add(1)
+		switch (n / 4) % 4 {
+		case 0:
+			http.Error(w, "injected", http.StatusServiceUnavailable)
+		case 1:
+			if hj, ok := w.(http.Hijacker); ok {
+				c, _, _ := hj.Hijack()
+				c.Close()
+			}
+		case 2:
+			// The real answer, cut short.
+			rec := &truncator{ResponseWriter: w}
+			rp.ServeHTTP(rec, r)
+		case 3:
+			time.Sleep(300 * time.Millisecond) // slow is not wrong
+			rp.ServeHTTP(w, r)
+		}
+	})}
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
+	p.url = "http://" + l.Addr().String()
+	return p
+}
+
+// truncator passes the first half of a body, then drops the connection.
+type truncator struct {
+	http.ResponseWriter
+	written int
+}
+
+func (t *truncator) Write(b []byte) (int, error) {
+	if t.written > 0 || len(b) < 2 {
+		panic(http.ErrAbortHandler)
+	}
+	t.written += len(b) / 2
+	t.ResponseWriter.Write(b[:len(b)/2])
+	if f, ok := t.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+	panic(http.ErrAbortHandler)
+}
