@@ -35,7 +35,7 @@ func TestHeadRoundTripAndRefusals(t *testing.T) {
 		t.Fatalf("round trip changed the head:\n%s\n%s", data, again)
 	}
 	for name, mutate := range map[string]func(*Head){
-		"a gap between segments": func(h *Head) { h.Timeline[1].FirstSeq = 4 },
+		"a gap between segments":  func(h *Head) { h.Timeline[1].FirstSeq = 4 },
 		"bytes that do not add":   func(h *Head) { h.TimelineBytes = 999 },
 		"a newer version":         func(h *Head) { h.Version = 2 },
 		"a path as workspace id":  func(h *Head) { h.Workspace = "../x" },
