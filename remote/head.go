@@ -46,7 +46,7 @@ type Segment struct {
 	LastSeq  uint64   `json:"last_seq"`
 }
 
-// Baseline names the manifest object (section 8 of docs/format.md).
+// Baseline names the manifest object (section 6a of docs/format.md).
 type Baseline struct {
 	Object cas.Hash  `json:"object"`
 	Paths  int       `json:"paths"`

@@ -2,6 +2,8 @@ package remote
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -155,5 +157,26 @@ func TestParseURL(t *testing.T) {
 		if got != want {
 			t.Errorf("ParseURL(%q) = %s, want %s", in, got, want)
 		}
+	}
+}
+
+// The head shown in docs/format.md parses (with real addresses where it
+// elides them).
+func TestFormatDocHead(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "format.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(doc)
+	i := strings.Index(s, "**`head.json`**")
+	start := strings.Index(s[i:], "```json\n")
+	if i < 0 || start < 0 {
+		t.Fatal("the head example is gone from docs/format.md")
+	}
+	body := s[i+start+len("```json\n"):]
+	body = body[:strings.Index(body, "```")]
+	body = strings.ReplaceAll(body, "blake3:…", cas.Sum(nil).String())
+	if _, err := ParseHead([]byte(body)); err != nil {
+		t.Fatalf("docs/format.md's head does not parse: %v", err)
 	}
 }

@@ -3,7 +3,7 @@
 // local store holds them, each workspace's timeline as immutable segments
 // named from a small head object that only conditional writes replace, and
 // a baseline of the files no record names. The layout is specified in
-// docs/format.md section 8. The local store stays the write path: nothing
+// docs/format.md section 6a. The local store stays the write path: nothing
 // here is on the way of a capture.
 package remote
 
