@@ -15,8 +15,9 @@ import (
 
 func newRemoteCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "remote",
-		Short: "Name the S3-compatible buckets this workspace pushes its checkpoints to",
+		Use:     "remote",
+		Short:   "Name the S3-compatible buckets this workspace pushes its checkpoints to",
+		Example: "  ckfs remote add team s3://agents/ckfs\n  ckfs remote list",
 		Long: `A remote is an S3-compatible bucket (AWS S3, SeaweedFS, MinIO, ...) and a
 prefix in it, where ckfs push ships this workspace's checkpoints so that
 they outlive the machine: ckfs restore brings any of them back anywhere.
@@ -56,9 +57,10 @@ else AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, else AWS.`,
 	}
 	add.Flags().StringVar(&endpoint, "endpoint", "", "where the bucket is served (host:port or http(s)://host:port)")
 	list := &cobra.Command{
-		Use:   "list",
-		Short: "List this workspace's remotes and its id in them",
-		Args:  cobra.NoArgs,
+		Use:     "list",
+		Short:   "List this workspace's remotes and its id in them",
+		Example: "  ckfs remote list",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			store, _, err := findStore(cmd, ".")
 			if err != nil {
