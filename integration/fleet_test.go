@@ -78,8 +78,12 @@ func readFileTree(t *testing.T, root string) fileTree {
 // fleetAgent is what one agent's sandbox left in the bucket, and the trees
 // its checkpoints must restore to.
 type fleetAgent struct {
-	id    string
-	trees map[string]fileTree // checkpoint (a window id: just before it; "" the last) -> fileTree
+	id string
+	// needed and uploaded count the objects its pushes needed (records'
+	// and baseline's) and those the bucket did not have yet.
+	needed, uploaded int
+	uploadedBytes    int64
+	trees            map[string]fileTree // checkpoint (a window id: just before it; "" the last) -> fileTree
 }
 
 // Ten agents work at once in their own sandboxes (a repository mounted
@@ -125,6 +129,11 @@ func TestFleetRestoresEveryCheckpointAfterTheSandboxesAreGone(t *testing.T) {
 	for _, h := range heads {
 		listed[h.Workspace] = true
 	}
+	needed, uploaded, bytes := 0, 0, int64(0)
+	for _, a := range agents {
+		needed, uploaded, bytes = needed+a.needed, uploaded+a.uploaded, bytes+a.uploadedBytes
+	}
+	t.Logf("%d agents' pushes needed %d objects and uploaded %d (%d bytes): the rest were in the bucket already", n, needed, uploaded, bytes)
 	restores := 0
 	for i, a := range agents {
 		if !listed[a.id] {
@@ -159,6 +168,22 @@ func TestFleetRestoresEveryCheckpointAfterTheSandboxesAreGone(t *testing.T) {
 	}
 }
 
+func (a *fleetAgent) push(t *testing.T, w *workspace) {
+	out := w.ckfs("push", "--json")
+	var res struct {
+		Workspace                   string
+		Uploaded, Objects, Baseline int
+		UploadedBytes               int64 `json:"uploaded_bytes"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || res.Workspace == "" {
+		t.Fatalf("push --json: %v\n%s", err, out)
+	}
+	a.id = res.Workspace
+	a.needed += res.Objects + res.Baseline
+	a.uploaded += res.Uploaded
+	a.uploadedBytes += res.UploadedBytes
+}
+
 // runFleetAgent is one sandbox: a clone, mounted, three windows of shell
 // edits with a push in between and at the end, then unmounted and deleted
 // with its store.
@@ -178,20 +203,11 @@ func runFleetAgent(t *testing.T, i int, url string, creds []string) fleetAgent {
 		a.trees[id] = readFileTree(t, w.root)
 		w.window(id, script)
 		if k == 1 {
-			w.ckfs("push")
+			a.push(t, w)
 		}
 	}
 	a.trees[""] = readFileTree(t, w.root)
-	out := w.ckfs("push", "--json")
-	var res struct {
-		Workspace string
-		Uploaded  int
-		Objects   int
-	}
-	if err := json.Unmarshal([]byte(out), &res); err != nil || res.Workspace == "" {
-		t.Fatalf("push --json: %v\n%s", err, out)
-	}
-	a.id = res.Workspace
+	a.push(t, w)
 	w.unmount()
 	if err := os.RemoveAll(filepath.Dir(w.root)); err != nil {
 		t.Fatal(err)

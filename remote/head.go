@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/ckfs-dev/ckfs/cas"
@@ -145,14 +144,4 @@ func (b *Bucket) writeHead(ctx context.Context, h *Head, etag string) error {
 	o := putOptions{ifNone: etag == "", ifMatch: etag}
 	_, err = b.put(ctx, headKey(h.Workspace), append(data, '\n'), o)
 	return err
-}
-
-// fileNames returns the names of h.Files in order.
-func (h *Head) fileNames() []string {
-	out := make([]string, 0, len(h.Files))
-	for n := range h.Files {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
 }
