@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"sync"
+
+	"github.com/ckfs-dev/ckfs/internal/durable"
 )
 
 // Deferred durability. A post-image only needs to be durable before the
@@ -118,7 +120,7 @@ func syncEach(paths []string) error {
 		dirs[dirOf(p)] = true
 	}
 	for d := range dirs {
-		if err := syncDir(d); err != nil {
+		if err := durable.SyncDir(d); err != nil {
 			return err
 		}
 	}

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/ckfs-dev/ckfs/internal/durable"
+
 	"github.com/klauspost/compress/zstd"
 	"github.com/zeebo/blake3"
 )
@@ -281,7 +283,7 @@ func (l *Local) mkdirDurable(shard string) error {
 	for _, d := range []string{parent, shard} {
 		err := os.Mkdir(d, dirMode)
 		if err == nil {
-			if err := syncDir(filepath.Dir(d)); err != nil {
+			if err := durable.SyncDir(filepath.Dir(d)); err != nil {
 				return err
 			}
 		} else if !errors.Is(err, fs.ErrExist) {
@@ -290,15 +292,6 @@ func (l *Local) mkdirDurable(shard string) error {
 	}
 	l.shards.Store(shard, true)
 	return nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 func writeFull(w io.Writer, b []byte) error {

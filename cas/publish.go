@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+
+	"github.com/ckfs-dev/ckfs/internal/durable"
 )
 
 // commitTemp makes the temp file durable and publishes it as object h:
@@ -25,9 +27,9 @@ func (l *Local) commitTemp(f *os.File, tmp string, h Hash) (isNew bool, err erro
 
 // publish links the complete temp file tmp into place as object h and
 // removes the temp name. When a file already holds that name, it is kept
-// only if it verifies; a corrupt one is replaced by tmp. durable also
+// only if it verifies; a corrupt one is replaced by tmp. sync also
 // fsyncs the shard directory.
-func (l *Local) publish(tmp string, h Hash, durable bool) (isNew bool, err error) {
+func (l *Local) publish(tmp string, h Hash, sync bool) (isNew bool, err error) {
 	final := l.Path(h)
 	shard := dirOf(final)
 	if err := l.mkdirDurable(shard); err != nil {
@@ -55,8 +57,8 @@ func (l *Local) publish(tmp string, h Hash, durable bool) (isNew bool, err error
 	// the inode's change time, which would make the trust cache miss.
 	os.Remove(tmp)
 	l.rememberPath(h)
-	if durable {
-		if err := syncDir(shard); err != nil {
+	if sync {
+		if err := durable.SyncDir(shard); err != nil {
 			return false, fmt.Errorf("store object %s: fsync %s: %w", h, shard, err)
 		}
 	}

@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ckfs-dev/ckfs/internal/durable"
+
 	"github.com/ckfs-dev/ckfs/cas"
 	"github.com/ckfs-dev/ckfs/index"
 	"github.com/ckfs-dev/ckfs/workspace"
@@ -139,7 +141,7 @@ func Restore(ctx context.Context, b *Bucket, o RestoreOptions) (*RestoreResult, 
 	if err := os.Rename(stage, dir); err != nil {
 		return nil, fmt.Errorf("restore into %s failed, nothing was changed: %w", dir, err)
 	}
-	return res, syncDir(filepath.Dir(dir))
+	return res, durable.SyncDir(filepath.Dir(dir))
 }
 
 // planned is one path to write.
@@ -263,12 +265,12 @@ func writeTree(ctx context.Context, b *Bucket, stage string, plan []planned, res
 		}
 		mt := time.Unix(0, d.MTime)
 		os.Chtimes(p, mt, mt)
-		if err := syncDir(p); err != nil {
+		if err := durable.SyncDir(p); err != nil {
 			return err
 		}
 		res.Dirs++
 	}
-	return syncDir(stage)
+	return durable.SyncDir(stage)
 }
 
 // writeOne writes one file, symlink or FIFO, and returns its size.
@@ -333,13 +335,4 @@ func unixMode(m uint32) fs.FileMode {
 		out |= fs.ModeSticky
 	}
 	return out
-}
-
-func syncDir(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return f.Sync()
 }

@@ -137,7 +137,7 @@ func RemoveJournal(dir, op string) error {
 	if err := os.Remove(journalPath(dir, op)); err != nil {
 		return err
 	}
-	return syncDir(dir)
+	return durable.SyncDir(dir)
 }
 
 // PendingJournals lists the op ids of the journals in dir.
@@ -157,13 +157,4 @@ func PendingJournals(dir string) ([]string, error) {
 	}
 	sort.Strings(ops)
 	return ops, nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

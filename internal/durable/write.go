@@ -2,7 +2,7 @@
 // package uses: WriteFile replaces a small file atomically and durably (a
 // reader sees the old content or the new, never a mix, and the new content
 // survives a crash once it returns), and Datasync flushes an appended
-// file's data. It imports nothing of ckfs, so every package may use it.
+// file's data, and SyncDir a directory's names. It imports nothing of ckfs, so every package may use it.
 package durable
 
 import (
@@ -32,7 +32,13 @@ func WriteFile(path string, data []byte, mode os.FileMode) error {
 		os.Remove(tmp)
 		return err
 	}
-	d, err := os.Open(filepath.Dir(path))
+	return SyncDir(filepath.Dir(path))
+}
+
+// SyncDir fsyncs a directory, so that the names created, renamed or
+// removed in it survive a crash.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
 	if err != nil {
 		return err
 	}
