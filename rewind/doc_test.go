@@ -16,7 +16,7 @@ func TestFormatDocJournalParses(t *testing.T) {
 	}
 	n := 0
 	for _, b := range regexp.MustCompile("(?s)```json\n(.*?)```").FindAllSubmatch(doc, -1) {
-		if !bytes.Contains(b[1], []byte(`"op":`)) {
+		if !bytes.Contains(b[1], []byte(`"op":`)) || !bytes.Contains(b[1], []byte(`"paths":`)) {
 			continue
 		}
 		n++
