@@ -105,8 +105,13 @@ done`, files-1)
 		time.Sleep(time.Duration(rng.IntN(200)) * time.Millisecond)
 		syscall.Kill(w.pid, syscall.SIGKILL)
 		c.Wait()
-		for i := 0; i < 100 && alive(w.pid); i++ {
+		// Dying takes a loaded machine a while (the FUSE connection is
+		// torn down first); the store's lock goes with the process.
+		for i := 0; i < 1000 && alive(w.pid); i++ {
 			time.Sleep(10 * time.Millisecond)
+		}
+		if alive(w.pid) {
+			t.Fatalf("kill %d: daemon %d still alive 10 s after SIGKILL", k, w.pid)
 		}
 		reap()
 		if k == 0 {
