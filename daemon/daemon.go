@@ -59,6 +59,7 @@ type daemon struct {
 
 	lastSizeCheck time.Time
 	sizeEvery     time.Duration
+	up            *uploader // pushes to the store's remotes
 }
 
 // Run mounts and serves until it is told to unmount, is signalled, or
@@ -142,6 +143,8 @@ func Run(ctx context.Context, o Options, ready io.Writer) (err error) {
 		return err
 	}
 	d := &daemon{o: o, log: log, rec: rec, tl: tl, srv: srv, fsys: fsys, store: store, rootFd: rootFd, stop: make(chan string, 4), sizeEvery: testhooks.SizeCheckEvery(), lastSizeCheck: time.Now()}
+	d.up = d.startUploader()
+	defer d.up.halt() // an early return stops it without pushing
 
 	sock := workspace.SocketPath(o.Store)
 	os.Remove(sock) // stale: we hold the store lock, so no daemon owns it
@@ -187,6 +190,7 @@ func Run(ctx context.Context, o Options, ready io.Writer) (err error) {
 	}
 	log.Info("mounted", "root", o.Root, "mountpoint", o.Mountpoint)
 	fmt.Fprintln(ready, "ok")
+	d.up.poke() // what an earlier daemon recorded and did not push
 
 	// Post-images are written without waiting for the disk; make them
 	// durable in batches.
@@ -229,6 +233,7 @@ func Run(ctx context.Context, o Options, ready io.Writer) (err error) {
 	d.mu.Lock()
 	d.closed = true
 	d.mu.Unlock()
+	d.up.close() // before collecting: the pushed seq bounds what may go
 	d.collectAtStop(tl)
 	if why != "unmounted" && why != "the mount went away" {
 		unmountHard(srv, o.Mountpoint, log)
@@ -280,6 +285,7 @@ func (d *daemon) handle(req workspace.Request) workspace.Reply {
 		if err != nil {
 			return workspace.Reply{Error: fmt.Sprintf("close window %q: %v", req.ID, err), Code: codeOf(err)}
 		}
+		d.up.poke()
 		return workspace.Reply{OK: true, Seq: seq, ID: req.ID}
 	case "flush":
 		if err := d.rec.Flush(); err != nil {

@@ -22,6 +22,11 @@ type Policy struct {
 	Keep    int           `json:"keep_last,omitempty"`
 	MaxAge  time.Duration `json:"max_age_ns,omitempty"`
 	MaxSize int64         `json:"max_size,omitempty"`
+	// Ceiling, if set, is as far as the watermark may go whatever the
+	// limits say: the checkpoints after it exist nowhere else yet (a
+	// remote has not got them). CeilingWhy says so.
+	Ceiling    *uint64 `json:"ceiling,omitempty"`
+	CeilingWhy string  `json:"ceiling_why,omitempty"`
 }
 
 // String renders the policy for records and people.
@@ -98,6 +103,10 @@ func Decide(records []index.Record, p Policy, stored map[index.Hash]int64, now t
 	need := index.NeedUntil(records)
 	if p.MaxSize > 0 {
 		raise(sizeWatermark(cps, need, stored, d.Watermark, last, p.MaxSize), fmt.Sprintf("keep the store under %d bytes", p.MaxSize))
+	}
+	if p.Ceiling != nil && d.Watermark > *p.Ceiling {
+		d.Watermark = max(*p.Ceiling, d.Previous)
+		d.Reasons = append(d.Reasons, "held back: "+p.CeilingWhy)
 	}
 	for h, until := range need {
 		if d.Watermark < until {

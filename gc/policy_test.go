@@ -69,3 +69,25 @@ func TestDecide(t *testing.T) {
 		t.Errorf("watermark moved back: %+v", d)
 	}
 }
+
+// A ceiling (what a remote has not got yet) holds the watermark back
+// whatever the limits say, and never moves it back.
+func TestDecideCeiling(t *testing.T) {
+	recs, stored := session(10) // opens at seqs 1, 5, 9, ... 37
+	now := t0.Add(11 * 24 * time.Hour)
+	c := uint64(13)
+	d := Decide(recs, Policy{Keep: 1, Ceiling: &c, CeilingWhy: "not pushed"}, stored, now)
+	if d.Watermark != 13 || d.Restorable != 7 || d.Reasons[len(d.Reasons)-1] != "held back: not pushed" {
+		t.Fatalf("keep 1 under ceiling 13: %+v", d)
+	}
+	zero := uint64(0)
+	if d := Decide(recs, Policy{MaxAge: time.Hour, Ceiling: &zero}, stored, now); d.Watermark != 0 {
+		t.Fatalf("ceiling 0 (nothing pushed): watermark %d", d.Watermark)
+	}
+	// A watermark already past the ceiling stays where it is.
+	w := uint64(21)
+	recs = append(recs, index.Record{V: 1, Seq: 41, Kind: index.KindWatermark, Target: &w})
+	if d := Decide(recs, Policy{Keep: 1, Ceiling: &c}, stored, now); d.Watermark != 21 {
+		t.Fatalf("earlier watermark 21, ceiling 13: watermark %d", d.Watermark)
+	}
+}

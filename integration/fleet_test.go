@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ckfs-dev/ckfs/internal/testenv"
 	"github.com/google/go-cmp/cmp"
@@ -213,4 +214,89 @@ func runFleetAgent(t *testing.T, i int, url string, creds []string) fleetAgent {
 		t.Fatal(err)
 	}
 	return a
+}
+
+// With a remote added, a mounted workspace ships its checkpoints in the
+// background and at unmount, without ckfs push; with its remote down,
+// nothing waits for it, status says so, and collection keeps every
+// checkpoint the remote lacks.
+func TestBackgroundPushAndARemoteDown(t *testing.T) {
+	testenv.RequireFUSE(t)
+	endpoint := testenv.SeaweedFS(t, "bgpush")
+	creds := []string{"AWS_ACCESS_KEY_ID=ckfs-test", "AWS_SECRET_ACCESS_KEY=ckfs-test"}
+
+	w := newWorkspace(t, fleetRepo)
+	w.extraEnv = creds
+	w.mount()
+	w.ckfs("remote", "add", "team", "s3://bgpush/ws", "--endpoint", endpoint)
+	before := readFileTree(t, w.root)
+	w.window("call_1", `echo one >> docs/README.md`)
+	var rs []struct {
+		Unpushed uint64 `json:"unpushed_records"`
+		Pushed   uint64 `json:"pushed_seq"`
+	}
+	for i := 0; ; i++ {
+		var st struct {
+			Remotes []struct {
+				Unpushed uint64 `json:"unpushed_records"`
+				Pushed   uint64 `json:"pushed_seq"`
+			}
+		}
+		json.Unmarshal([]byte(w.ckfs("status", "--json")), &st)
+		if len(st.Remotes) == 1 && st.Remotes[0].Pushed > 0 && st.Remotes[0].Unpushed == 0 {
+			rs = st.Remotes
+			break
+		}
+		if i == 300 {
+			t.Fatalf("the daemon did not push within 30 s: %s", w.ckfs("status"))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("pushed in the background to seq %d", rs[0].Pushed)
+	// The last window goes at unmount.
+	w.window("call_2", `echo two >> docs/README.md && rm build.sh`)
+	after := readFileTree(t, w.root)
+	out := w.ckfs("remote", "list")
+	id := strings.TrimSpace(strings.TrimPrefix(strings.Split(out, "\n")[0], "workspace id:"))
+	w.unmount()
+	os.RemoveAll(filepath.Dir(w.root))
+	for cp, want := range map[string]fileTree{"call_1": before, "": after} {
+		dir := filepath.Join(t.TempDir(), "out")
+		args := []string{"restore", "--remote", "s3://bgpush/ws", "--endpoint", endpoint, "--workspace", id, dir}
+		if cp != "" {
+			args = append(args, "--to", cp)
+		}
+		c := exec.Command(ckfsBin, args...)
+		c.Env = append(os.Environ(), creds...)
+		if out, err := c.CombinedOutput(); err != nil {
+			t.Fatalf("restore %q: %v\n%s", cp, err, out)
+		}
+		if diff := cmp.Diff(want, readFileTree(t, dir)); diff != "" {
+			t.Errorf("checkpoint %q (-want +got):\n%s", cp, diff)
+		}
+	}
+
+	// A remote that is down: windows go on, status names the failure,
+	// and a collection keeps what the remote lacks.
+	down := newWorkspace(t, fleetRepo)
+	down.extraEnv = creds
+	down.mount()
+	down.ckfs("remote", "add", "gone", "s3://bgpush/ws", "--endpoint", "http://127.0.0.1:1")
+	for i := range 4 {
+		down.window(fmt.Sprintf("d%d", i), fmt.Sprintf(`echo %d >> docs/README.md`, i))
+	}
+	for i := 0; !strings.Contains(down.ckfs("status"), "the last push failed"); i++ {
+		if i == 300 {
+			t.Fatalf("status does not report the failed push: %s", down.ckfs("status"))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	out = down.ckfs("gc", "--keep-last", "1")
+	if !strings.Contains(out, "held back") || !strings.Contains(out, "not yet pushed to remote gone") {
+		t.Fatalf("gc with an unpushed remote:\n%s", out)
+	}
+	down.ckfs("rewind", "--files", "--to", "d0")
+	if got := readFileTree(t, down.root)["docs/README.md"]; got != before["docs/README.md"] {
+		t.Fatalf("rewind to the first window after gc: README is %q", got)
+	}
 }

@@ -52,10 +52,11 @@ func takeBaseline(ctx context.Context, root string, o baselineOptions, store fun
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if p == root {
-			return nil
+		rel, err := filepath.Rel(root, p)
+		if err != nil || rel == "." {
+			return err
 		}
-		rel := filepath.ToSlash(p[len(root)+1:])
+		rel = filepath.ToSlash(rel)
 		if o.excluded(rel) {
 			if d.IsDir() {
 				return filepath.SkipDir

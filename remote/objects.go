@@ -2,8 +2,11 @@ package remote
 
 import (
 	"context"
+	"time"
+
 	"errors"
 	"fmt"
+	"github.com/ckfs-dev/ckfs/internal/testhooks"
 
 	"github.com/ckfs-dev/ckfs/cas"
 )
@@ -14,20 +17,38 @@ func objectKey(h cas.Hash) string {
 	return "objects/" + x[0:2] + "/" + x[2:4] + "/" + x
 }
 
+// Grace is how long a collection of a shared bucket leaves an object that
+// no head names: an upload that has not yet written its head is never
+// collected from under it. A push that would take longer than half of it
+// starts over, and an upload that finds its object older than half of it
+// writes it again, so an object a head is about to name is never older
+// than the grace period when the head is written.
+func Grace() time.Duration {
+	if g, ok := testhooks.RemoteGrace(); ok {
+		return g
+	}
+	return 24 * time.Hour
+}
+
 // putObject uploads the object file raw of h unless the bucket has it:
 // content addressing makes the upload idempotent and shares it with every
 // workspace using the bucket. It reports whether it uploaded.
 func (b *Bucket) putObject(ctx context.Context, h cas.Hash, raw []byte) (bool, error) {
 	key := objectKey(h)
-	if ok, err := b.exists(ctx, key); err != nil || ok {
+	ok, mod, err := b.stat(ctx, key)
+	if err != nil {
 		return false, err
+	}
+	if ok && time.Since(mod) < Grace()/2 {
+		return false, nil
 	}
 	// Another uploader may win between the check and the write; the
-	// bytes are the same either way.
-	if _, err := b.put(ctx, key, raw, putOptions{ifNone: true}); err != nil && !errors.Is(err, errChanged) {
+	// bytes are the same either way. An object old enough to be
+	// collected is written again, unconditionally, to renew it.
+	if _, err := b.put(ctx, key, raw, putOptions{ifNone: !ok}); err != nil && !errors.Is(err, errChanged) {
 		return false, err
 	}
-	return true, nil
+	return !ok, nil
 }
 
 // getObject downloads the object h and returns its content, checked

@@ -120,24 +120,6 @@ func FuzzParseBaseline(f *testing.F) {
 	})
 }
 
-func FuzzParseConfig(f *testing.F) {
-	f.Add([]byte(`{"workspace":"0193a1b2-c3d4","remotes":{"team":{"url":"s3://agents/ckfs","endpoint":"http://127.0.0.1:8333"}}}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		c, err := parseConfig(data)
-		if err != nil {
-			return
-		}
-		for name, r := range c.Remotes {
-			if !ValidName(name) {
-				t.Fatalf("accepted remote name %q", name)
-			}
-			if _, _, err := ParseURL(r.URL); err != nil {
-				t.Fatalf("accepted URL %q", r.URL)
-			}
-		}
-	})
-}
-
 func TestParseURL(t *testing.T) {
 	for in, want := range map[string]string{
 		"s3://b":           "b|",

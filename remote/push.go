@@ -23,8 +23,10 @@ import (
 // PushOptions describe the workspace being pushed.
 type PushOptions struct {
 	Store     string // the local store
+	Name      string // the remote's name in the store's remotes.json, where the push is recorded ("": not recorded)
 	Workspace string // its id in the bucket
-	Root      string // the workspace root (for the baseline)
+	Root      string // the workspace root
+	Walk      string // the directory the baseline is read from (default Root)
 	Host      string
 	// Excluded and MaxFileSize are the capture's rules, which the baseline
 	// follows.
@@ -68,18 +70,42 @@ func Push(ctx context.Context, b *Bucket, o PushOptions) (*PushResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &PushResult{Workspace: o.Workspace}
-	up := &uploader{b: b, local: local, res: res, progress: o.Progress}
+	var res *PushResult
 	for attempt := 0; ; attempt++ {
-		err := pushOnce(ctx, b, o, up, res)
-		if !errors.Is(err, errChanged) || attempt == 5 {
-			return res, err
+		res = &PushResult{Workspace: o.Workspace, Retries: attempt}
+		// Each attempt checks the bucket afresh: objects seen by an
+		// attempt that took too long may have been collected since.
+		up := &uploader{b: b, local: local, res: res, progress: o.Progress}
+		err = pushOnce(ctx, b, o, up, res, time.Now())
+		if (!errors.Is(err, errChanged) && !errors.Is(err, errTooSlow)) || attempt == 5 {
+			break
 		}
-		res.Retries++
 	}
+	if o.Name != "" {
+		now := time.Now().UTC()
+		workspace.UpdateRemotes(o.Store, func(c *workspace.Remotes) error {
+			r, ok := c.Remotes[o.Name]
+			if !ok {
+				return nil
+			}
+			if err != nil {
+				r.LastError, r.ErrorAt = err.Error(), now
+			} else {
+				r.Pushed, r.PushedAt, r.LastError, r.ErrorAt = max(r.Pushed, res.LastSeq), now, "", time.Time{}
+			}
+			c.Remotes[o.Name] = r
+			return nil
+		})
+	}
+	return res, err
 }
 
-func pushOnce(ctx context.Context, b *Bucket, o PushOptions, up *uploader, res *PushResult) error {
+// errTooSlow is a push that took longer than half the grace period: the
+// objects it found in the bucket may be collected before its head names
+// them, so it starts over.
+var errTooSlow = errors.New("the push took longer than half the collection grace period")
+
+func pushOnce(ctx context.Context, b *Bucket, o PushOptions, up *uploader, res *PushResult, start time.Time) error {
 	head, etag, err := b.readHead(ctx, o.Workspace)
 	if err != nil {
 		return err
@@ -141,7 +167,7 @@ func pushOnce(ctx context.Context, b *Bucket, o PushOptions, up *uploader, res *
 	}
 	if head.Baseline == nil {
 		q := up.queue(ctx)
-		es, err := takeBaseline(ctx, o.Root, baselineOptions{excluded: o.Excluded, maxFileSize: o.MaxFileSize}, q.add)
+		es, err := takeBaseline(ctx, cmp.Or(o.Walk, o.Root), baselineOptions{excluded: o.Excluded, maxFileSize: o.MaxFileSize}, q.add)
 		if qerr := q.wait(); err == nil {
 			err = qerr
 		}
@@ -157,6 +183,9 @@ func pushOnce(ctx context.Context, b *Bucket, o PushOptions, up *uploader, res *
 	}
 	if err := pushLogs(ctx, o.Store, head, up, res); err != nil {
 		return err
+	}
+	if time.Since(start) > Grace()/2 {
+		return errTooSlow
 	}
 	if err := b.writeHead(ctx, head, etag); err != nil {
 		return err

@@ -96,7 +96,9 @@ func Open(r Remote) (*Bucket, error) {
 		&credentials.EnvAWS{},
 		&credentials.FileAWSCredentials{Profile: os.Getenv("AWS_PROFILE")},
 	})
-	c, err := minio.New(host, &minio.Options{Creds: creds, Secure: secure, Region: region})
+	// A few retries with the library's backoff: a remote that is down
+	// is reported in seconds, and the next push tries again.
+	c, err := minio.New(host, &minio.Options{Creds: creds, Secure: secure, Region: region, MaxRetries: 4})
 	if err != nil {
 		return nil, fmt.Errorf("remote %s: %w", r.URL, err)
 	}
@@ -187,16 +189,21 @@ func (b *Bucket) put(ctx context.Context, key string, data []byte, o putOptions)
 	return info.ETag, nil
 }
 
-// exists reports whether key exists.
-func (b *Bucket) exists(ctx context.Context, key string) (bool, error) {
-	_, err := b.c.StatObject(ctx, b.bucket, b.prefix+key, minio.StatObjectOptions{})
+// stat reports whether key exists, and when it was last written.
+func (b *Bucket) stat(ctx context.Context, key string) (bool, time.Time, error) {
+	info, err := b.c.StatObject(ctx, b.bucket, b.prefix+key, minio.StatObjectOptions{})
 	if err == nil {
-		return true, nil
+		return true, info.LastModified, nil
 	}
 	if err = b.wrap(key, err); errors.Is(err, errMissing) {
-		return false, nil
+		return false, time.Time{}, nil
 	}
-	return false, err
+	return false, time.Time{}, err
+}
+
+// remove deletes key; a missing key is not an error.
+func (b *Bucket) remove(ctx context.Context, key string) error {
+	return b.wrap(key, b.c.RemoveObject(ctx, b.bucket, b.prefix+key, minio.RemoveObjectOptions{}))
 }
 
 // dirs lists the names directly under dir (a key prefix ending in "/").

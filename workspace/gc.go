@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/ckfs-dev/ckfs/cas"
@@ -40,6 +41,13 @@ func Collect(store string, p gc.Policy, dry bool) (*gc.Result, error) {
 
 // CollectOptions is one collection of store; hold keeps writers still.
 func CollectOptions(store string, s *cas.Local, p gc.Policy, dry bool, hold func(func(func(...*index.Record) error) error) error) gc.Options {
+	// With remotes, what is not yet pushed stays restorable here.
+	if seq, why, ok, err := PushCeiling(store); ok && err == nil {
+		p.Ceiling, p.CeilingWhy = &seq, why
+	} else if err != nil {
+		zero := uint64(0)
+		p.Ceiling, p.CeilingWhy = &zero, fmt.Sprintf("the remotes file cannot be read (%v), so nothing is known to be pushed", err)
+	}
 	o := gc.Options{Store: store, CAS: s, Policy: p, DryRun: dry, Now: time.Now(), Hold: hold}
 	// Tests collect objects written a moment ago, and kill the collection
 	// part way (internal/testhooks).

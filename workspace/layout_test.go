@@ -30,3 +30,18 @@ func TestLayoutMatchesTheFormat(t *testing.T) {
 		}
 	}
 }
+
+func FuzzParseRemotes(f *testing.F) {
+	f.Add([]byte(`{"workspace":"0193a1b2-c3d4","remotes":{"team":{"url":"s3://agents/ckfs","endpoint":"http://127.0.0.1:8333","pushed_seq":12}}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := ParseRemotes(data)
+		if err != nil {
+			return
+		}
+		for name, r := range c.Remotes {
+			if !ValidRemoteName(name) || !strings.HasPrefix(r.URL, "s3://") {
+				t.Fatalf("accepted remote %q %q", name, r.URL)
+			}
+		}
+	})
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/ckfs-dev/ckfs/config"
 	"github.com/ckfs-dev/ckfs/gc"
@@ -105,6 +106,11 @@ func printGC(out io.Writer, r *gc.Result, asJSON bool) {
 		fmt.Fprintf(out, "checkpoints from %d on stay restorable (%d of %d): %s\n", r.Watermark, r.Restorable, r.Checkpoints, joinReasons(r.Reasons))
 	default:
 		fmt.Fprintf(out, "checkpoints from %d on stay restorable (%d of %d), as before\n", r.Watermark, r.Restorable, r.Checkpoints)
+	}
+	for _, why := range r.Reasons {
+		if strings.HasPrefix(why, "held back: ") && r.Watermark <= r.Previous {
+			fmt.Fprintln(out, why)
+		}
 	}
 	fmt.Fprintf(out, "%s %d of %d objects, %s %s; %d objects (%s) kept\n", verb, r.Deleted, r.Objects, freed,
 		config.FormatSize(r.Freed), r.Live, config.FormatSize(r.Needed))

@@ -37,18 +37,17 @@ else AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, else AWS.`,
 			if err != nil {
 				return err
 			}
-			if !remote.ValidName(args[0]) {
+			if !workspace.ValidRemoteName(args[0]) {
 				return workspace.Errorf(workspace.ErrUsage, "remote name %q: use letters, digits, '.', '_' and '-'", args[0])
 			}
 			if _, _, err := remote.ParseURL(args[1]); err != nil {
 				return workspace.Errorf(workspace.ErrUsage, "%v", err)
 			}
-			c, err := remote.LoadConfig(store)
+			c, err := workspace.UpdateRemotes(store, func(c *workspace.Remotes) error {
+				c.Remotes[args[0]] = workspace.RemoteConfig{URL: args[1], Endpoint: endpoint}
+				return nil
+			})
 			if err != nil {
-				return err
-			}
-			c.Remotes[args[0]] = remote.Remote{URL: args[1], Endpoint: endpoint}
-			if err := c.Save(store); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "remote %s: %s; this workspace is %s there (ckfs push ships it)\n", args[0], args[1], c.Workspace)
@@ -66,7 +65,7 @@ else AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, else AWS.`,
 			if err != nil {
 				return err
 			}
-			c, err := remote.LoadConfig(store)
+			c, err := workspace.LoadRemotes(store)
 			if err != nil {
 				return err
 			}
@@ -98,22 +97,23 @@ func (f *remoteFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.Endpoint, "endpoint", "", "where the bucket is served (default: the remote's, else AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL)")
 }
 
-// open opens the remote the flags name; store may be "" (no workspace
-// here: the flag must then be a URL).
-func (f *remoteFlags) open(store string) (*remote.Bucket, *remote.Config, error) {
-	c := &remote.Config{Remotes: map[string]remote.Remote{}}
+// open opens the remote the flags name, and returns its name in the
+// store's remotes ("" for a URL); store may be "" (no workspace here: the
+// flag must then be a URL).
+func (f *remoteFlags) open(store string) (*remote.Bucket, string, error) {
+	c := &workspace.Remotes{Remotes: map[string]workspace.RemoteConfig{}}
 	if store != "" {
 		var err error
-		if c, err = remote.LoadConfig(store); err != nil {
-			return nil, nil, err
+		if c, err = workspace.LoadRemotes(store); err != nil {
+			return nil, "", err
 		}
 	}
-	r, err := c.Resolve(f.Remote, f.Endpoint)
+	r, name, err := remote.Resolve(c, f.Remote, f.Endpoint)
 	if err != nil {
-		return nil, nil, err
+		return nil, "", err
 	}
 	b, err := remote.Open(r)
-	return b, c, err
+	return b, name, err
 }
 
 func newPushCmd() *cobra.Command {
@@ -135,14 +135,14 @@ completed by the next one. Safe while mounted and while agents work.`,
 			if err != nil {
 				return err
 			}
-			b, c, err := f.open(store)
+			b, name, err := f.open(store)
 			if err != nil {
 				return err
 			}
-			if c.Workspace == "" {
-				if err := c.Save(store); err != nil {
-					return err
-				}
+			// The workspace gets its id at the first push to a URL.
+			c, err := workspace.UpdateRemotes(store, func(*workspace.Remotes) error { return nil })
+			if err != nil {
+				return err
 			}
 			cfg, _, err := loadConfig(meta.Root)
 			if err != nil {
@@ -154,7 +154,7 @@ completed by the next one. Safe while mounted and while agents work.`,
 			}
 			host, _ := os.Hostname()
 			res, err := remote.Push(cmd.Context(), b, remote.PushOptions{
-				Store: store, Workspace: c.Workspace, Root: meta.Root, Host: host,
+				Store: store, Name: name, Workspace: c.Workspace, Root: meta.Root, Host: host,
 				Excluded: ex.Excluded, MaxFileSize: cfg.Capture.MaxFileSize,
 			})
 			if err != nil {

@@ -6,6 +6,9 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
+
+	"github.com/ckfs-dev/ckfs/index"
 
 	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
@@ -25,6 +28,14 @@ type statusReport struct {
 	// agent hooks met (a hook never shows them to the agent).
 	HookProblems int    `json:"hook_problems,omitempty"`
 	HookLast     string `json:"hook_last_problem,omitempty"`
+	// Remotes say how far each remote has the timeline (ckfs push).
+	Remotes []remoteStatus `json:"remotes,omitempty"`
+}
+
+type remoteStatus struct {
+	Name     string `json:"name"`
+	Unpushed uint64 `json:"unpushed_records"` // seqs after the pushed one
+	workspace.RemoteConfig
 }
 
 func newStatusCmd() *cobra.Command {
@@ -66,6 +77,13 @@ func runStatus(store string, meta *workspace.Meta, asJSON bool, out io.Writer) e
 		r.Hint = "a ckfs mount without a daemon; run: ckfs unmount " + meta.Root
 	}
 	r.HookProblems, r.HookLast = hookProblems(store)
+	if c, err := workspace.LoadRemotes(store); err == nil && len(c.Remotes) > 0 {
+		last, _ := index.LastSeq(workspace.Layout(store).Timeline())
+		for _, n := range c.Names() {
+			rc := c.Remotes[n]
+			r.Remotes = append(r.Remotes, remoteStatus{Name: n, Unpushed: last - min(last, rc.Pushed), RemoteConfig: rc})
+		}
+	}
 	if asJSON {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
@@ -83,6 +101,21 @@ func runStatus(store string, meta *workspace.Meta, asJSON bool, out io.Writer) e
 		}
 	}
 	fmt.Fprintf(out, "store      %s (%d objects, %d bytes)\n", store, r.Objects, r.StoreBytes)
+	for _, rs := range r.Remotes {
+		line := fmt.Sprintf("remote     %s %s: ", rs.Name, rs.URL)
+		switch {
+		case rs.PushedAt.IsZero():
+			line += "never pushed"
+		case rs.Unpushed == 0:
+			line += fmt.Sprintf("up to date (seq %d, %s)", rs.Pushed, rs.PushedAt.Local().Format(time.DateTime))
+		default:
+			line += fmt.Sprintf("%d records not yet pushed (it has seq %d, %s)", rs.Unpushed, rs.Pushed, rs.PushedAt.Local().Format(time.DateTime))
+		}
+		if rs.LastError != "" {
+			line += fmt.Sprintf("; the last push failed %s: %s", rs.ErrorAt.Local().Format(time.DateTime), trunc(rs.LastError, 200))
+		}
+		fmt.Fprintln(out, line)
+	}
 	if r.HookProblems > 0 {
 		fmt.Fprintf(out, "hooks      %d problems in %s; the last: %s\n", r.HookProblems, workspace.Layout(store).HookLog(), r.HookLast)
 	}

@@ -24,6 +24,9 @@ import (
 // where that is a failure.
 func SeaweedFS(t testing.TB, bucket string) string {
 	t.Helper()
+	if len(bucket) < 3 {
+		t.Fatalf("bucket name %q: S3 wants at least 3 characters", bucket)
+	}
 	unavailable := func(why string) {
 		t.Helper()
 		if os.Getenv("CKFS_REQUIRE_S3") == "1" {

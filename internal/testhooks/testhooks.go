@@ -8,6 +8,7 @@
 //	CKFS_TEST_GC_KILL_AT=N        SIGKILL a collection after its N-th deletion
 //	CKFS_TEST_SWEEP_GRACE=DUR     collect objects younger than the usual grace period
 //	CKFS_TEST_SIZE_CHECK_EVERY=DUR   how often a daemon with a size limit measures its store (default a minute)
+//	CKFS_TEST_REMOTE_GRACE=DUR    the grace period of collections on a shared bucket (default 24 hours)
 package testhooks
 
 import (
@@ -70,4 +71,11 @@ func RewindFault() func(int, rewind.PathAction) error {
 		}
 		return nil
 	}
+}
+
+// RemoteGrace returns CKFS_TEST_REMOTE_GRACE, if set: the grace period of
+// collections on a shared bucket (tests collect in seconds).
+func RemoteGrace() (time.Duration, bool) {
+	g, err := time.ParseDuration(os.Getenv("CKFS_TEST_REMOTE_GRACE"))
+	return g, err == nil
 }
