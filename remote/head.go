@@ -29,6 +29,9 @@ type Head struct {
 	TimelineBytes int64     `json:"timeline_bytes"`
 	TimelineHash  cas.Hash  `json:"timeline_hash"`
 	LastSeq       uint64    `json:"last_seq"`
+	// Watermark is the first checkpoint a collection of the bucket keeps
+	// restorable (0: all); objects only earlier ones needed may be gone.
+	Watermark uint64 `json:"watermark,omitempty"`
 	// Baseline is the manifest of the workspace's files when it was first
 	// pushed: what the files no record names hold at every checkpoint.
 	Baseline *Baseline `json:"baseline,omitempty"`
@@ -89,6 +92,9 @@ func ParseHead(data []byte) (*Head, error) {
 	}
 	if bytes != h.TimelineBytes || last != h.LastSeq {
 		return nil, fmt.Errorf("head: segments hold %d bytes to seq %d, the head says %d bytes to seq %d", bytes, last, h.TimelineBytes, h.LastSeq)
+	}
+	if h.Watermark > h.LastSeq+1 {
+		return nil, fmt.Errorf("head: watermark %d is beyond the last seq %d", h.Watermark, h.LastSeq)
 	}
 	if h.Baseline != nil && h.Baseline.Object.IsZero() {
 		return nil, errors.New("head: baseline without an object")

@@ -18,11 +18,13 @@ func objectKey(h cas.Hash) string {
 }
 
 // Grace is how long a collection of a shared bucket leaves an object that
-// no head names: an upload that has not yet written its head is never
-// collected from under it. A push that would take longer than half of it
-// starts over, and an upload that finds its object older than half of it
-// writes it again, so an object a head is about to name is never older
-// than the grace period when the head is written.
+// no head names, so that an upload whose head is not yet written is never
+// collected from under it. It is split in three: an upload that finds its
+// object older than a third of it writes it again (renewing it), a push
+// that takes longer than a third starts over, and a collection that takes
+// longer than a third between reading the heads and deleting stops. An
+// object a head is about to name is then younger than the grace period
+// whenever a collection that has not seen that head deletes.
 func Grace() time.Duration {
 	if g, ok := testhooks.RemoteGrace(); ok {
 		return g
@@ -39,7 +41,7 @@ func (b *Bucket) putObject(ctx context.Context, h cas.Hash, raw []byte) (bool, e
 	if err != nil {
 		return false, err
 	}
-	if ok && time.Since(mod) < Grace()/2 {
+	if ok && time.Since(mod) < Grace()/3 {
 		return false, nil
 	}
 	// Another uploader may win between the check and the write; the

@@ -100,10 +100,10 @@ func Push(ctx context.Context, b *Bucket, o PushOptions) (*PushResult, error) {
 	return res, err
 }
 
-// errTooSlow is a push that took longer than half the grace period: the
+// errTooSlow is a push that took longer than a third of the grace period: the
 // objects it found in the bucket may be collected before its head names
 // them, so it starts over.
-var errTooSlow = errors.New("the push took longer than half the collection grace period")
+var errTooSlow = errors.New("the push took longer than a third of the collection grace period")
 
 func pushOnce(ctx context.Context, b *Bucket, o PushOptions, up *uploader, res *PushResult, start time.Time) error {
 	head, etag, err := b.readHead(ctx, o.Workspace)
@@ -184,7 +184,7 @@ func pushOnce(ctx context.Context, b *Bucket, o PushOptions, up *uploader, res *
 	if err := pushLogs(ctx, o.Store, head, up, res); err != nil {
 		return err
 	}
-	if time.Since(start) > Grace()/2 {
+	if time.Since(start) > Grace()/3 {
 		return errTooSlow
 	}
 	if err := b.writeHead(ctx, head, etag); err != nil {

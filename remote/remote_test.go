@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/ckfs-dev/ckfs/cas"
+	"github.com/ckfs-dev/ckfs/gc"
 	"github.com/ckfs-dev/ckfs/index"
 	"github.com/ckfs-dev/ckfs/internal/testenv"
 	"github.com/minio/minio-go/v7"
@@ -148,6 +149,35 @@ func TestAgainstSeaweedFS(t *testing.T) {
 			}
 		}
 	})
+	t.Run("retention per workspace", func(t *testing.T) {
+		b := open(t, endpoint)
+		s := newTestStore(t)
+		for i := range 6 {
+			s.window("a.txt", strings.Repeat("v", i), strings.Repeat("v", i+1))
+		}
+		if _, err := s.push(b, "wsR"); err != nil {
+			t.Fatal(err)
+		}
+		res, err := Collect(context.Background(), b, CollectOptions{Policy: gc.Policy{Keep: 2}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := res.Watermarks["wsR"]
+		if w == 0 {
+			t.Fatalf("keep 2 of 6 checkpoints moved no watermark: %+v", res)
+		}
+		_, err = Restore(context.Background(), b, RestoreOptions{Workspace: "wsR", Checkpoint: "call_1", Dir: filepath.Join(t.TempDir(), "old")})
+		if err == nil || !strings.Contains(err.Error(), "no longer restorable") {
+			t.Fatalf("restore below the watermark %d: %v", w, err)
+		}
+		dir := filepath.Join(t.TempDir(), "kept")
+		if _, err := Restore(context.Background(), b, RestoreOptions{Workspace: "wsR", Checkpoint: "call_5", Dir: dir}); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(got) != "vvvv" {
+			t.Fatalf("a.txt before call_5 restored as %q", got)
+		}
+	})
 	t.Run("a damaged object in the bucket is never restored", func(t *testing.T) {
 		b := open(t, endpoint)
 		s := newTestStore(t)
@@ -177,6 +207,78 @@ func TestAgainstSeaweedFS(t *testing.T) {
 		matches, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), ".ckfs-restore-*"))
 		if len(matches) > 0 {
 			t.Fatalf("a failed restore left its staging directory: %v", matches)
+		}
+	})
+	t.Run("two writers and a collector together", func(t *testing.T) {
+		t.Setenv("CKFS_TEST_REMOTE_GRACE", "6s")
+		b := open(t, endpoint)
+		shared := func(s *testStore) {
+			for i := range 10 {
+				s.window(fmt.Sprintf("shared%d.txt", i), "", fmt.Sprintf("content every workspace has %d\n", i))
+			}
+		}
+		a := newTestStore(t)
+		shared(a)
+		a.window("a-only.txt", "", "only workspace a has this\n")
+		if _, err := a.push(b, "wsA"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(7 * time.Second) // a's objects are now older than the grace period
+		writers := []*testStore{newTestStore(t), newTestStore(t)}
+		var wg sync.WaitGroup
+		errs := make(chan error, 16)
+		for k, s := range writers {
+			wg.Go(func() {
+				shared(s)
+				for round := range 3 {
+					s.window(fmt.Sprintf("w%d-round%d.txt", k, round), "", fmt.Sprintf("writer %d round %d\n", k, round))
+					if _, err := s.push(b, fmt.Sprintf("ws%d", k)); err != nil {
+						errs <- err
+					}
+				}
+			})
+		}
+		var dropped []string
+		wg.Go(func() {
+			for range 3 {
+				res, err := Collect(context.Background(), b, CollectOptions{DropAfter: 3 * time.Second})
+				if err != nil && !strings.Contains(err.Error(), "being collected") {
+					errs <- err
+				}
+				if res != nil {
+					dropped = append(dropped, res.Dropped...)
+				}
+			}
+		})
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		if len(dropped) != 1 || dropped[0] != "wsA" {
+			t.Fatalf("dropped %v, want [wsA]", dropped)
+		}
+		if _, err := Collect(context.Background(), b, CollectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if ok, _, _ := b.stat(context.Background(), objectKey(cas.Sum([]byte("only workspace a has this\n")))); ok {
+			t.Error("the object only the dropped workspace needed is still there")
+		}
+		for k, s := range writers {
+			for _, cp := range []string{"", "call_5", "call_11"} {
+				dir := filepath.Join(t.TempDir(), "out")
+				if _, err := Restore(context.Background(), b, RestoreOptions{Workspace: fmt.Sprintf("ws%d", k), Checkpoint: cp, Dir: dir}); err != nil {
+					t.Fatalf("writer %d, checkpoint %q, after the collections: %v", k, cp, err)
+				}
+			}
+			dir := filepath.Join(t.TempDir(), "last")
+			Restore(context.Background(), b, RestoreOptions{Workspace: fmt.Sprintf("ws%d", k), Dir: dir})
+			for _, name := range []string{"shared3.txt", fmt.Sprintf("w%d-round2.txt", k), "untouched.txt"} {
+				want, _ := os.ReadFile(filepath.Join(s.root, name))
+				if got, err := os.ReadFile(filepath.Join(dir, name)); err != nil || !bytes.Equal(got, want) {
+					t.Errorf("writer %d: %s restored as %q (%v), want %q", k, name, got, err, want)
+				}
+			}
 		}
 	})
 	t.Run("push and restore through a faulty network", func(t *testing.T) {

@@ -3,15 +3,20 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/ckfs-dev/ckfs/config"
 	"github.com/ckfs-dev/ckfs/gc"
+	"github.com/ckfs-dev/ckfs/remote"
 	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
 )
 
 type gcOptions struct {
+	remoteFlags
+	DropAfter string
 	DryRun    bool
 	KeepLast  int
 	OlderThan string
@@ -31,15 +36,26 @@ restorability begins; ckfs log and ckfs rewind explain a checkpoint below
 it. The policy comes from the configuration file ([retention]: keep,
 max_age, max_size; ckfs config show) and the flags override it. Safe while
 mounted (the daemon runs it) and safe to interrupt: running it again
-completes it.`,
+completes it.
+
+With --remote, the collection is of a shared bucket instead: each
+workspace's retention comes from --keep-last and --older-than (default:
+keep every checkpoint), --drop-after removes whole workspaces nobody has
+pushed to for that long, and an object is deleted only when no kept
+checkpoint of any workspace needs it and it is older than the grace
+period (24 hours), so agents can push meanwhile.`,
 		Example: `  ckfs gc --dry-run
   ckfs gc --keep-last 20
-  ckfs gc --older-than 7d --max-size 2GiB --json`,
+  ckfs gc --older-than 7d --max-size 2GiB --json
+  ckfs gc --remote team --keep-last 50 --drop-after 30d`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := "."
 			if len(args) == 1 {
 				dir = args[0]
+			}
+			if o.Remote != "" {
+				return runRemoteGC(cmd, o, cmd.OutOrStdout())
 			}
 			return runGC(cmd, dir, o, cmd.OutOrStdout())
 		},
@@ -50,7 +66,52 @@ completes it.`,
 	f.StringVar(&o.OlderThan, "older-than", "", "drop checkpoints older than this (30d, 12h)")
 	f.StringVar(&o.MaxSize, "max-size", "", "drop the oldest checkpoints until the store fits (10GiB)")
 	f.BoolVar(&o.JSON, "json", false, "print JSON")
+	o.remoteFlags.add(cmd)
+	f.StringVar(&o.DropAfter, "drop-after", "", "--remote: remove workspaces not pushed to for this long (30d)")
 	return cmd
+}
+
+func runRemoteGC(cmd *cobra.Command, o gcOptions, out io.Writer) error {
+	if o.MaxSize != "" {
+		return workspace.Errorf(workspace.ErrUsage, "--max-size is for a local store; a bucket's workspaces are kept by --keep-last, --older-than and --drop-after")
+	}
+	ro := remote.CollectOptions{DryRun: o.DryRun, Policy: gc.Policy{Keep: o.KeepLast}}
+	var err error
+	if o.OlderThan != "" {
+		if ro.Policy.MaxAge, err = config.ParseDuration(o.OlderThan); err != nil {
+			return workspace.Errorf(workspace.ErrUsage, "--older-than: %v", err)
+		}
+	}
+	if o.DropAfter != "" {
+		if ro.DropAfter, err = config.ParseDuration(o.DropAfter); err != nil {
+			return workspace.Errorf(workspace.ErrUsage, "--drop-after: %v", err)
+		}
+	}
+	store, _, _ := findStore(cmd, ".")
+	b, _, err := o.remoteFlags.open(store)
+	if err != nil {
+		return err
+	}
+	res, err := remote.Collect(cmd.Context(), b, ro)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return printJSON(out, res)
+	}
+	verb, freed := "deleted", "freed"
+	if res.DryRun {
+		verb, freed = "would delete", "would free"
+	}
+	fmt.Fprintf(out, "%s: %d workspaces, retention per workspace: %s\n", b, res.Workspaces, ro.Policy)
+	for _, id := range res.Dropped {
+		fmt.Fprintf(out, "dropped workspace %s (not pushed to for %s)\n", id, o.DropAfter)
+	}
+	for _, id := range slices.Sorted(maps.Keys(res.Watermarks)) {
+		fmt.Fprintf(out, "workspace %s: checkpoints from %d on stay restorable\n", id, res.Watermarks[id])
+	}
+	fmt.Fprintf(out, "%s %d of %d objects, %s %s; %d needed, %d younger than the grace period kept\n", verb, res.Deleted, res.Objects, freed, config.FormatSize(res.Freed), res.Live, res.KeptYoung)
+	return nil
 }
 
 func runGC(cmd *cobra.Command, dir string, o gcOptions, out io.Writer) error {
