@@ -117,13 +117,19 @@ func (b *Bucket) collectWorkspace(ctx context.Context, id string, o CollectOptio
 		return err
 	}
 	res.Workspaces++
+	if !head.Dropped.IsZero() {
+		return nil // a tombstone names nothing
+	}
 	if o.DropAfter > 0 && now.Sub(head.Updated) > o.DropAfter {
 		if !o.DryRun {
-			// A push that wrote the head since is not dropped.
-			if _, etag2, err := b.readHead(ctx, id); err != nil || etag2 != etag {
-				return b.collectWorkspace(ctx, id, CollectOptions{Policy: o.Policy, DryRun: o.DryRun}, now, res, live)
+			tomb := &Head{Version: HeadVersion, Workspace: id, Root: head.Root, Host: head.Host, Created: head.Created, Updated: head.Updated, Dropped: now.UTC()}
+			err := b.writeHead(ctx, tomb, etag)
+			if errors.Is(err, errChanged) {
+				// A push wrote the head meanwhile: the workspace is
+				// alive; keep it whole this round.
+				return b.collectWorkspace(ctx, id, CollectOptions{DryRun: o.DryRun}, now, res, live)
 			}
-			if err := b.remove(ctx, headKey(id)); err != nil {
+			if err != nil {
 				return err
 			}
 		}

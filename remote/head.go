@@ -35,6 +35,11 @@ type Head struct {
 	// Baseline is the manifest of the workspace's files when it was first
 	// pushed: what the files no record names hold at every checkpoint.
 	Baseline *Baseline `json:"baseline,omitempty"`
+	// Dropped is set when a collection removed the workspace (it was not
+	// pushed to for the drop age): its head stays as this tombstone, with
+	// nothing else, so that a push racing the drop is never lost (the
+	// tombstone is written conditionally) and a later push starts over.
+	Dropped time.Time `json:"dropped,omitzero"`
 	// Files are the store's other logs (marks.jsonl, sessions/<id>.jsonl),
 	// each as one object of its whole content at the last push.
 	Files map[string]cas.Hash `json:"files,omitempty"`
@@ -95,6 +100,9 @@ func ParseHead(data []byte) (*Head, error) {
 	}
 	if h.Watermark > h.LastSeq+1 {
 		return nil, fmt.Errorf("head: watermark %d is beyond the last seq %d", h.Watermark, h.LastSeq)
+	}
+	if !h.Dropped.IsZero() && (len(h.Timeline) > 0 || h.Baseline != nil || len(h.Files) > 0) {
+		return nil, errors.New("head: a dropped workspace that still names objects")
 	}
 	if h.Baseline != nil && h.Baseline.Object.IsZero() {
 		return nil, errors.New("head: baseline without an object")

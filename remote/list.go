@@ -25,7 +25,7 @@ func Workspaces(ctx context.Context, b *Bucket) ([]*Head, error) {
 			bad = fmt.Errorf("workspace %s: %w", id, err)
 			continue
 		}
-		if h != nil {
+		if h != nil && h.Dropped.IsZero() {
 			out = append(out, h)
 		}
 	}

@@ -111,7 +111,9 @@ func pushOnce(ctx context.Context, b *Bucket, o PushOptions, up *uploader, res *
 		return err
 	}
 	now := time.Now().UTC()
-	if head == nil {
+	if head == nil || !head.Dropped.IsZero() {
+		// New, or dropped by a collection: start over (the etag of a
+		// tombstone makes the head write conditional all the same).
 		head = &Head{Version: HeadVersion, Workspace: o.Workspace, Created: now}
 	}
 	head.Root, head.Host, head.Updated = o.Root, o.Host, now

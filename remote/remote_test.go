@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -255,7 +256,7 @@ func TestAgainstSeaweedFS(t *testing.T) {
 		for err := range errs {
 			t.Fatal(err)
 		}
-		if len(dropped) != 1 || dropped[0] != "wsA" {
+		if !slices.Equal(dropped, []string{"wsA"}) {
 			t.Fatalf("dropped %v, want [wsA]", dropped)
 		}
 		if _, err := Collect(context.Background(), b, CollectOptions{}); err != nil {
@@ -263,6 +264,21 @@ func TestAgainstSeaweedFS(t *testing.T) {
 		}
 		if ok, _, _ := b.stat(context.Background(), objectKey(cas.Sum([]byte("only workspace a has this\n")))); ok {
 			t.Error("the object only the dropped workspace needed is still there")
+		}
+		if _, err := Restore(context.Background(), b, RestoreOptions{Workspace: "wsA", Dir: filepath.Join(t.TempDir(), "a")}); err == nil || !strings.Contains(err.Error(), "was dropped") {
+			t.Errorf("restore of the dropped workspace: %v", err)
+		}
+		// It comes back: a push starts it over, whole.
+		a.window("a-again.txt", "", "back\n")
+		if _, err := a.push(b, "wsA"); err != nil {
+			t.Fatal(err)
+		}
+		dirA := filepath.Join(t.TempDir(), "a2")
+		if _, err := Restore(context.Background(), b, RestoreOptions{Workspace: "wsA", Dir: dirA}); err != nil {
+			t.Fatalf("restore of the workspace pushed again: %v", err)
+		}
+		if got, _ := os.ReadFile(filepath.Join(dirA, "a-only.txt")); string(got) != "only workspace a has this\n" {
+			t.Errorf("a-only.txt after the workspace came back: %q", got)
 		}
 		for k, s := range writers {
 			for _, cp := range []string{"", "call_5", "call_11"} {

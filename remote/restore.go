@@ -37,6 +37,9 @@ func Timeline(ctx context.Context, b *Bucket, ws string) (*Head, []index.Record,
 	if head == nil {
 		return nil, nil, workspace.Errorf(workspace.ErrUsage, "no workspace %s in %s (ckfs workspaces --remote %s lists them)", ws, b, b)
 	}
+	if !head.Dropped.IsZero() {
+		return nil, nil, workspace.Errorf(workspace.ErrRefused, "workspace %s was dropped from %s on %s: nobody had pushed to it since %s", ws, b, head.Dropped.Local().Format(time.DateTime), head.Updated.Local().Format(time.DateTime))
+	}
 	var recs []index.Record
 	var last uint64
 	for i, s := range head.Timeline {
