@@ -114,7 +114,7 @@ func TestFleetRestoresEveryCheckpointAfterTheSandboxesAreGone(t *testing.T) {
 	run := func(args ...string) (string, error) {
 		c := exec.Command(ckfsBin, args...)
 		c.Dir = elsewhere
-		c.Env = append(os.Environ(), append(creds, "CKFS_HOME="+filepath.Join(elsewhere, "home"), "NO_COLOR=1")...)
+		c.Env = append(os.Environ(), append(creds, "CKFS_HOME="+filepath.Join(elsewhere, "home"), "XDG_CACHE_HOME="+filepath.Join(elsewhere, "cache"), "NO_COLOR=1")...)
 		out, err := c.CombinedOutput()
 		return string(out), err
 	}
@@ -156,6 +156,20 @@ func TestFleetRestoresEveryCheckpointAfterTheSandboxesAreGone(t *testing.T) {
 		}
 	}
 	t.Logf("%d checkpoints of %d workspaces restored byte for byte", restores, n)
+	// The log, a file at a checkpoint and a diff, read from the bucket.
+	a := agents[3]
+	out, err = run("log", "--remote", url, "--workspace", a.id, "--json")
+	if err != nil || !strings.Contains(out, `"call_3_2"`) || !strings.Contains(out, "docs/README.md") {
+		t.Fatalf("log --remote: %v\n%s", err, out)
+	}
+	out, err = run("show", "--remote", url, "--workspace", a.id, "call_3_1:docs/README.md")
+	if want := strings.TrimPrefix(a.trees["call_3_1"]["docs/README.md"], "file 644 "); err != nil || out != want {
+		t.Fatalf("show --remote: %v\n%q, want %q", err, out, want)
+	}
+	out, err = run("diff", "--remote", url, "--workspace", a.id, "call_3_0", "call_3_1")
+	if err != nil || !strings.Contains(out, "+agent 3") || !strings.Contains(out, "return 103") {
+		t.Fatalf("diff --remote: %v\n%s", err, out)
+	}
 	// A restore never writes into a directory that has something in it.
 	busy := filepath.Join(elsewhere, "busy")
 	os.MkdirAll(busy, 0o755)

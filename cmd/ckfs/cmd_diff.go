@@ -22,6 +22,7 @@ type diffOptions struct {
 
 func newDiffCmd() *cobra.Command {
 	var o diffOptions
+	var rr remoteRead
 	cmd := &cobra.Command{
 		Use:   "diff A [B]",
 		Short: "Show what changed between two checkpoints, or between a checkpoint and now",
@@ -36,14 +37,19 @@ Coloured on a terminal; NO_COLOR turns colour off.`,
 			if len(args) == 2 {
 				o.B = args[1]
 			}
+			if rr.Remote != "" && o.B == "" {
+				// A remote workspace has no files on this disk.
+				o.B = "now"
+			}
 			var err error
-			if o.Store, err = storeFlag(cmd); err != nil {
+			if o.Store, err = rr.store(cmd); err != nil {
 				return err
 			}
 			return runDiff(cmd.Context(), o, cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print a JSON list of {path, diff}")
+	rr.add(cmd)
 	return cmd
 }
 

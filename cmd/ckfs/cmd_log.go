@@ -22,6 +22,7 @@ type logOptions struct {
 
 func newLogCmd() *cobra.Command {
 	var o logOptions
+	var rr remoteRead
 	cmd := &cobra.Command{
 		Use:   "log",
 		Short: "List checkpoints, newest first, with the files each window changed",
@@ -37,7 +38,7 @@ agent's Read, Grep or Glob calls) are left out unless --all.`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error
-			if o.Store, err = storeFlag(cmd); err != nil {
+			if o.Store, err = rr.store(cmd); err != nil {
 				return err
 			}
 			return runLog(cmd.Context(), o, cmd.OutOrStdout())
@@ -45,6 +46,7 @@ agent's Read, Grep or Glob calls) are left out unless --all.`,
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
 	cmd.Flags().BoolVar(&o.All, "all", false, "also list windows in which nothing was written")
+	rr.add(cmd)
 	return cmd
 }
 

@@ -270,3 +270,40 @@ neither is .git: clone the repository and restore into a new directory.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }
+
+// remoteRead lets a command that reads a store (log, show, diff) read a
+// workspace of a remote instead, through a copy in the user's cache.
+type remoteRead struct {
+	remoteFlags
+	Workspace string
+}
+
+func (r *remoteRead) add(cmd *cobra.Command) {
+	r.remoteFlags.add(cmd)
+	cmd.Flags().StringVar(&r.Workspace, "workspace", "", "with --remote: the workspace to read (ckfs workspaces --remote lists them)")
+}
+
+// store returns the store to read: --store or "" (found from the
+// directory), or with --remote a copy of the remote workspace, brought up
+// to date first.
+func (r *remoteRead) store(cmd *cobra.Command) (string, error) {
+	if r.Remote == "" {
+		if r.Workspace != "" {
+			return "", workspace.Errorf(workspace.ErrUsage, "--workspace reads a workspace of a remote: give --remote too")
+		}
+		return storeFlag(cmd)
+	}
+	if r.Workspace == "" {
+		return "", workspace.Errorf(workspace.ErrUsage, "--remote: name the workspace with --workspace ID (ckfs workspaces --remote lists them)")
+	}
+	local, _, _ := findStore(cmd, ".")
+	b, _, err := r.open(local)
+	if err != nil {
+		return "", err
+	}
+	dir, err := remote.MirrorDir(b, r.Workspace)
+	if err != nil {
+		return "", err
+	}
+	return dir, remote.Mirror(cmd.Context(), b, r.Workspace, dir)
+}

@@ -22,6 +22,7 @@ type showOptions struct {
 
 func newShowCmd() *cobra.Command {
 	var o showOptions
+	var rr remoteRead
 	cmd := &cobra.Command{
 		Use:   "show CHECKPOINT:PATH",
 		Short: "Print a file as it was at a checkpoint",
@@ -34,13 +35,14 @@ with the content as text when it is valid UTF-8 and as base64 otherwise.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Arg = args[0]
 			var err error
-			if o.Store, err = storeFlag(cmd); err != nil {
+			if o.Store, err = rr.store(cmd); err != nil {
 				return err
 			}
 			return runShow(cmd.Context(), o, cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the state and the content as JSON")
+	rr.add(cmd)
 	return cmd
 }
 

@@ -1,0 +1,129 @@
+package remote
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"github.com/ckfs-dev/ckfs/cas"
+	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/internal/durable"
+	"github.com/ckfs-dev/ckfs/workspace"
+	"github.com/zeebo/blake3"
+)
+
+// MirrorDir is where Mirror keeps the copy of a workspace of a bucket:
+// under the user's cache, one directory per bucket URL and workspace.
+func MirrorDir(b *Bucket, ws string) (string, error) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no cache directory for a copy of the remote workspace (set XDG_CACHE_HOME): %w", err)
+	}
+	sum := blake3.Sum256([]byte(b.desc))
+	return filepath.Join(cache, "ckfs", "remote", fmt.Sprintf("%x-%s", sum[:6], ws)), nil
+}
+
+// Mirror makes dir a store holding a workspace of the bucket as far as
+// the bucket has it: its store.json, its timeline (the segments in order),
+// its marks and session logs, and every object a checkpoint the bucket
+// keeps needs. The commands that read a store (log, show, diff) then read
+// it as any unmounted store. Objects already in dir are not fetched
+// again; each one fetched is checked against its address. An object the
+// bucket no longer has is left out (the commands report it missing).
+func Mirror(ctx context.Context, b *Bucket, ws, dir string) error {
+	head, recs, err := Timeline(ctx, b, ws)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	if err := workspace.Init(dir, head.Root); err != nil {
+		return err
+	}
+	lay := workspace.Layout(dir)
+	var timeline bytes.Buffer
+	for _, s := range head.Timeline {
+		data, err := b.getObject(ctx, s.Object)
+		if err != nil {
+			return err
+		}
+		timeline.Write(data)
+	}
+	if err := writeIfChanged(lay.Timeline(), timeline.Bytes()); err != nil {
+		return err
+	}
+	for name, h := range head.Files {
+		data, err := b.getObject(ctx, h)
+		if err != nil {
+			return err
+		}
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			return err
+		}
+		if err := writeIfChanged(p, data); err != nil {
+			return err
+		}
+	}
+	local, err := cas.Open(dir, nil)
+	if err != nil {
+		return err
+	}
+	var todo []cas.Hash
+	for h := range index.Live(recs, head.Watermark) {
+		a, err := cas.ParseHash(string(h))
+		if err != nil {
+			continue
+		}
+		if ok, _ := local.Has(a); !ok {
+			todo = append(todo, a)
+		}
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var first error
+	for range min(uploadWorkers, len(todo)) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(todo) || ctx.Err() != nil {
+					return
+				}
+				data, err := b.getObject(ctx, todo[i])
+				if errors.Is(err, errMissing) {
+					continue
+				}
+				if err == nil {
+					_, _, err = local.Put(data)
+				}
+				if err != nil {
+					mu.Lock()
+					first = cmp.Or(first, err)
+					mu.Unlock()
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if first == nil {
+		first = ctx.Err()
+	}
+	return first
+}
+
+// writeIfChanged replaces path with data, durably, unless it holds data.
+func writeIfChanged(path string, data []byte) error {
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		return nil
+	}
+	return durable.WriteFile(path, data, 0o600)
+}
