@@ -93,7 +93,7 @@ func (l *Local) Sync() error {
 		if err := syncEach(l.pending.paths); err != nil {
 			return fmt.Errorf("sync object store %s: %w", l.dir, err)
 		}
-	} else if err := syncFS(l.dir); err != nil {
+	} else if err := durable.SyncFS(l.dir); err != nil {
 		return fmt.Errorf("sync object store %s: %w", l.dir, err)
 	}
 	l.pending.n, l.pending.paths = 0, nil

@@ -29,7 +29,7 @@ import (
 // testStore is a store with a timeline of windows that each write one
 // file, made through the real writer and object store, and its root.
 type testStore struct {
-	t     *testing.T
+	t     testing.TB
 	dir   string
 	root  string
 	local *cas.Local
@@ -37,7 +37,7 @@ type testStore struct {
 	n     int
 }
 
-func newTestStore(t *testing.T) *testStore {
+func newTestStore(t testing.TB) *testStore {
 	t.Helper()
 	s := &testStore{t: t, dir: t.TempDir(), root: t.TempDir()}
 	var err error

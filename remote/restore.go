@@ -211,8 +211,8 @@ func goneAt(state map[string]index.Entry, p string) bool {
 }
 
 // writeTree writes plan under stage: contents downloaded and checked on
-// uploadWorkers goroutines, every file synced, then the directories' modes
-// and times deepest first, and every directory synced.
+// uploadWorkers goroutines, then the directories' modes and times deepest
+// first, and the filesystem flushed.
 func writeTree(ctx context.Context, b *Bucket, stage string, plan []planned, res *RestoreResult) error {
 	var dirs []planned
 	var files []planned
@@ -271,12 +271,11 @@ func writeTree(ctx context.Context, b *Bucket, stage string, plan []planned, res
 		}
 		mt := time.Unix(0, d.MTime)
 		os.Chtimes(p, mt, mt)
-		if err := durable.SyncDir(p); err != nil {
-			return err
-		}
 		res.Dirs++
 	}
-	return durable.SyncDir(stage)
+	// One flush of the filesystem for the whole tree, before it is
+	// renamed into place.
+	return durable.SyncFS(stage)
 }
 
 // writeOne writes one file, symlink or FIFO, and returns its size.
@@ -314,9 +313,6 @@ func writeOne(ctx context.Context, b *Bucket, stage string, p planned) (int64, e
 	_, err = f.Write(data)
 	if err == nil {
 		err = f.Chmod(fs.FileMode(p.Mode)&fs.ModePerm | unixMode(p.Mode))
-	}
-	if err == nil {
-		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr

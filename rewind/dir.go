@@ -9,6 +9,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/ckfs-dev/ckfs/internal/durable"
+
 	"github.com/ckfs-dev/ckfs/cas"
 	"github.com/ckfs-dev/ckfs/index"
 	"github.com/ckfs-dev/ckfs/internal/xattr"
@@ -264,7 +266,7 @@ func (d *Dir) SyncFS() error {
 		return err
 	}
 	defer unix.Close(fd)
-	return syncfs(fd)
+	return durable.SyncFSOf(fd)
 }
 
 // Symlink replaces rel with a symlink to target, owned by owner ("" or
