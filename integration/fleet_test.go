@@ -3,7 +3,13 @@ package integration
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -313,4 +319,52 @@ func TestBackgroundPushAndARemoteDown(t *testing.T) {
 	if got := readFileTree(t, down.root)["docs/README.md"]; got != before["docs/README.md"] {
 		t.Fatalf("rewind to the first window after gc: README is %q", got)
 	}
+
+	// A push killed midway (SIGKILL, through a slow network) is completed
+	// by the next one.
+	slow := slowProxy(t, endpoint, 50*time.Millisecond)
+	k := newWorkspace(t, fleetRepo+`for i in $(seq 1 300); do echo "file $i $$" > gen$i.txt; done`)
+	k.extraEnv = creds
+	k.mount()
+	k.ckfs("remote", "add", "slow", "s3://bgpush/killed", "--endpoint", slow)
+	push := exec.Command(ckfsBin, "push")
+	push.Dir, push.Env = k.root, k.env()
+	if err := push.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	push.Process.Kill()
+	if err := push.Wait(); err == nil {
+		t.Fatal("the push finished before it was killed: make the proxy slower")
+	}
+	k.ckfs("push")
+	want := readFileTree(t, k.root)
+	id = strings.TrimSpace(strings.TrimPrefix(strings.Split(k.ckfs("remote", "list"), "\n")[0], "workspace id:"))
+	dir := filepath.Join(t.TempDir(), "out")
+	c := exec.Command(ckfsBin, "restore", "--remote", "s3://bgpush/killed", "--endpoint", endpoint, "--workspace", id, dir)
+	c.Env = append(os.Environ(), creds...)
+	if out, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("restore after a killed push: %v\n%s", err, out)
+	}
+	if diff := cmp.Diff(want, readFileTree(t, dir)); diff != "" {
+		t.Errorf("restored after a killed push (-want +got):\n%s", diff)
+	}
+}
+
+// slowProxy forwards to target, each request delay late.
+func slowProxy(t *testing.T, target string, delay time.Duration) string {
+	u, _ := url.Parse(target)
+	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.ErrorLog = log.New(io.Discard, "", 0) // the faults are on purpose
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(delay)
+		rp.ServeHTTP(w, r)
+	})}
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + l.Addr().String()
 }

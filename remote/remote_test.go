@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -339,6 +340,7 @@ type faultProxy struct {
 func newFaultProxy(t *testing.T, target string) *faultProxy {
 	u, _ := url.Parse(target)
 	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.ErrorLog = log.New(io.Discard, "", 0) // the faults are on purpose
 	p := &faultProxy{}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
