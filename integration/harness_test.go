@@ -43,6 +43,13 @@ func TestMain(m *testing.M) {
 	if err := build.Run(); err != nil {
 		panic("build ckfs: " + err.Error())
 	}
+	// The hook executable beside it: the agents' hooks run it, as an
+	// installation's would.
+	hook := exec.Command("go", "build", "-o", filepath.Join(dir, "ckfs-hook"), "../cmd/ckfs-hook")
+	hook.Stdout, hook.Stderr = os.Stdout, os.Stderr
+	if err := hook.Run(); err != nil {
+		panic("build ckfs-hook: " + err.Error())
+	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)

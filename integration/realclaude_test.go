@@ -195,6 +195,10 @@ func TestRealClaudeWithInstalledHooks(t *testing.T) {
 	if out, err := install.CombinedOutput(); err != nil || !strings.Contains(string(out), "added") {
 		t.Fatalf("hooks install: %v\n%s", err, out)
 	}
+	// The hooks run the small hook executable installed beside ckfs.
+	if out, _ := exec.Command(ckfsBin, "hooks", "print", "claude").Output(); !strings.Contains(string(out), filepath.Join(filepath.Dir(ckfsBin), "ckfs-hook")+" claude") {
+		t.Fatalf("hooks print does not run ckfs-hook:\n%s", out)
+	}
 	c.api.queue(
 		standInReply{calls: []standInCall{{"toolu_09Inst", "Bash", map[string]any{"command": "sed -i 's/1/9/' a.py", "description": "edit"}}}},
 		standInReply{text: "Done."},

@@ -16,7 +16,7 @@ import (
 // to `ckfs hook AGENT`, in the shape Claude Code's settings files and Codex
 // CLI's hooks.json share.
 func HookSettings(exe, agent string) map[string]any {
-	cmd := map[string]any{"type": "command", "command": ShellQuote(exe) + " hook " + agent, "timeout": 60}
+	cmd := map[string]any{"type": "command", "command": HookCommands(exe, agent)[0], "timeout": 60}
 	all := "*"
 	if agent == transcript.Codex {
 		all = ".*" // Codex matchers are regular expressions
@@ -40,6 +40,25 @@ func HookSettings(exe, agent string) map[string]any {
 		hooks["PostToolUseFailure"] = group(true)
 	}
 	return map[string]any{"hooks": hooks}
+}
+
+// HookExecutable is the small program that answers agent hooks: only the
+// hook handler, so it starts in about half the time of the whole ckfs
+// binary (which carries FUSE, the S3 client and the CLI). ckfs hook does
+// the same work.
+const HookExecutable = "ckfs-hook"
+
+// HookCommands returns the command an agent runs for a hook event, first
+// the one to install: the hook executable beside exe when it is there,
+// else exe's hook command; then the other form, which is ckfs's too.
+func HookCommands(exe, agent string) []string {
+	full := ShellQuote(exe) + " hook " + agent
+	small := filepath.Join(filepath.Dir(exe), HookExecutable)
+	short := ShellQuote(small) + " " + agent
+	if st, err := os.Stat(small); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+		return []string{short, full}
+	}
+	return []string{full, short}
 }
 
 func ShellQuote(s string) string {
@@ -104,9 +123,11 @@ func AgentSettingsPath(agent string) (string, error) {
 }
 
 // MergeHooks adds each of our event's hook groups to settings["hooks"]
-// unless a group with the same matcher and command is there; it returns
-// how many it added.
-func MergeHooks(settings map[string]any, ours map[string]any) (int, error) {
+// unless a group with the same matcher and command is there; a group with
+// the same matcher running one of the alternates (another form of ckfs's
+// hook command) is changed to run ours instead. It returns how many groups
+// it added or changed.
+func MergeHooks(settings map[string]any, ours map[string]any, alternates ...string) (int, error) {
 	hooks, ok := settings["hooks"].(map[string]any)
 	if settings["hooks"] != nil && !ok {
 		return 0, errors.New(`"hooks" is not an object`)
@@ -125,6 +146,10 @@ func MergeHooks(settings map[string]any, ours map[string]any) (int, error) {
 			if containsGroup(have, g) {
 				continue
 			}
+			if replaceCommand(have, g, alternates) {
+				added++
+				continue
+			}
 			// Through JSON, so the stored group is plain data.
 			b, _ := json.Marshal(g)
 			var plain any
@@ -135,6 +160,26 @@ func MergeHooks(settings map[string]any, ours map[string]any) (int, error) {
 		hooks[event] = have
 	}
 	return added, nil
+}
+
+// replaceCommand makes a group with g's matcher that runs one of the
+// alternates run g's command; it reports whether there was one.
+func replaceCommand(have []any, g map[string]any, alternates []string) bool {
+	want := g["hooks"].([]any)[0].(map[string]any)["command"]
+	for _, h := range have {
+		m, _ := h.(map[string]any)
+		if m == nil || fmt.Sprint(m["matcher"]) != fmt.Sprint(g["matcher"]) {
+			continue
+		}
+		inner, _ := m["hooks"].([]any)
+		for _, x := range inner {
+			if xm, _ := x.(map[string]any); xm != nil && slices.Contains(alternates, fmt.Sprint(xm["command"])) {
+				xm["command"] = want
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // containsGroup reports whether a group with g's matcher runs g's command.

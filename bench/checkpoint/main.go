@@ -31,6 +31,7 @@ import (
 
 var (
 	ckfsBin = flag.String("ckfs", "", "ckfs binary")
+	hookBin = flag.String("hook", "", "ckfs-hook binary (default: beside -ckfs, if there)")
 	sizesF  = flag.String("sizes", "1000,10000,100000", "repository sizes, in files")
 	runs    = flag.Int("n", 5, "checkpoints per cell; the median is reported")
 	windows = flag.Int("windows", 10000, "windows for the RSS row (0 to skip)")
@@ -41,10 +42,16 @@ func main() {
 	if *ckfsBin == "" {
 		benchkit.Fatalf("need -ckfs")
 	}
+	if *hookBin == "" {
+		if p := filepath.Join(filepath.Dir(*ckfsBin), "ckfs-hook"); benchkit.Exists(p) {
+			*hookBin = p
+		}
+	}
 	work, cleanup := benchkit.TempDir("ckfs-checkpoint-bench-")
 	defer cleanup()
 	gitv, _ := exec.Command("git", "--version").Output()
 	fmt.Printf("Checkpoint cost — %s, %s; median of %d checkpoints, seconds\n\n", benchkit.Machine(), strings.TrimSpace(string(gitv)), *runs)
+	fmt.Printf("Agent hooks run %s.\n\n", strings.Join(hookArgv(), " "))
 	fmt.Println("| files | ckfs, agent hooks (2 processes) | ckfs, control socket | shadow git (add -A + commit) | ghost commit (temp index) | shadow git / ckfs hooks | shadow git / ckfs socket | ghost / ckfs hooks |")
 	fmt.Println("|---|---|---|---|---|---|---|---|")
 	for _, s := range strings.Split(*sizesF, ",") {
@@ -57,8 +64,8 @@ func main() {
 	fmt.Println()
 	fmt.Println("One hook process, warm (no sync between runs), median of", 4*(*runs), "each, milliseconds; the same binary's --help is its start and package initialisation alone:")
 	fmt.Println()
-	fmt.Println("| files | PreToolUse hook | PostToolUse hook | ckfs --help | /bin/true |")
-	fmt.Println("|---|---|---|---|---|")
+	fmt.Println("| files | PreToolUse, ckfs-hook | PostToolUse, ckfs-hook | PreToolUse, ckfs hook | PostToolUse, ckfs hook | ckfs --help | /bin/true |")
+	fmt.Println("|---|---|---|---|---|---|---|")
 	for _, r := range hookRows {
 		fmt.Println(r)
 	}
@@ -174,7 +181,7 @@ var hookRows []string
 // nothing and the cheapest process start, interleaved so that drift on a
 // noisy machine hits every column alike.
 func hookCost(env []string, tree string, n int) string {
-	var pre, post, help, truth []time.Duration
+	var pre, post, fpre, fpost, help, truth []time.Duration
 	// Writeback of the generated trees would land in the timed fsyncs.
 	syscall.Sync()
 	timed := func(acc *[]time.Duration, f func()) {
@@ -183,21 +190,41 @@ func hookCost(env []string, tree string, n int) string {
 		*acc = append(*acc, time.Since(start))
 	}
 	for i := range 4 * *runs {
-		timed(&pre, func() { hook(env, tree, "PreToolUse", 100000+i) })
-		timed(&post, func() { hook(env, tree, "PostToolUse", 100000+i) })
+		if *hookBin != "" {
+			timed(&pre, func() { hookWith([]string{*hookBin, "claude"}, env, tree, "PreToolUse", 100000+i) })
+			timed(&post, func() { hookWith([]string{*hookBin, "claude"}, env, tree, "PostToolUse", 100000+i) })
+		}
+		timed(&fpre, func() { hookWith([]string{*ckfsBin, "hook", "claude"}, env, tree, "PreToolUse", 200000+i) })
+		timed(&fpost, func() { hookWith([]string{*ckfsBin, "hook", "claude"}, env, tree, "PostToolUse", 200000+i) })
 		timed(&help, func() { benchkit.Run(env, tree, *ckfsBin, "--help") })
 		timed(&truth, func() { benchkit.Run(env, tree, "true") })
 	}
-	ms := func(d []time.Duration) float64 { return float64(benchkit.Median(d).Microseconds()) / 1000 }
-	return fmt.Sprintf("| %d | %.2f | %.2f | %.2f | %.2f |", n, ms(pre), ms(post), ms(help), ms(truth))
+	ms := func(d []time.Duration) string {
+		if len(d) == 0 {
+			return "—"
+		}
+		return fmt.Sprintf("%.2f", float64(benchkit.Median(d).Microseconds())/1000)
+	}
+	return fmt.Sprintf("| %d | %s | %s | %s | %s | %s | %s |", n, ms(pre), ms(post), ms(fpre), ms(fpost), ms(help), ms(truth))
 }
 
-// hook runs ckfs hook claude with one event, as Claude Code does around
-// every tool call: the process start, the window boundary and the session
-// log append are all in it.
-func hook(env []string, dir, event string, i int) {
+// hookArgv is the hook command the agents run: ckfs-hook when there is
+// one, as ckfs agent installs it.
+func hookArgv() []string {
+	if *hookBin != "" {
+		return []string{*hookBin, "claude"}
+	}
+	return []string{*ckfsBin, "hook", "claude"}
+}
+
+// hook runs the agents' hook command with one event, as Claude Code does
+// around every tool call: the process start, the window boundary and the
+// session log append are all in it.
+func hook(env []string, dir, event string, i int) { hookWith(hookArgv(), env, dir, event, i) }
+
+func hookWith(argv []string, env []string, dir, event string, i int) {
 	in := fmt.Sprintf(`{"hook_event_name":%q,"session_id":"5b0e7a3c-2f4d-4c6b-9a1e-8d7f6c5b4a39","cwd":%q,"tool_name":"Edit","tool_use_id":"toolu_%d","tool_input":{"file_path":"x"}}`, event, dir, i)
-	c := exec.Command(*ckfsBin, "hook", "claude")
+	c := exec.Command(argv[0], argv[1:]...)
 	c.Dir, c.Env, c.Stdin = dir, env, strings.NewReader(in)
 	if out, err := c.CombinedOutput(); err != nil || len(out) > 0 {
 		benchkit.Fatalf("ckfs hook %s: %v %s", event, err, out)

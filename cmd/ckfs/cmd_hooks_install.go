@@ -45,7 +45,7 @@ once it has been reviewed: trust ckfs's in Codex's /hooks afterwards.`,
 			if err != nil {
 				return err
 			}
-			return installHooks(path, workspace.HookSettings(exe, args[0]), dryRun, time.Now(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return installHooks(path, workspace.HookSettings(exe, args[0]), workspace.HookCommands(exe, args[0])[1:], dryRun, time.Now(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the merged settings, write nothing")
@@ -53,7 +53,7 @@ once it has been reviewed: trust ckfs's in Codex's /hooks afterwards.`,
 }
 
 // installHooks merges ours into the settings at path.
-func installHooks(path string, ours map[string]any, dryRun bool, now time.Time, stdout, stderr io.Writer) error {
+func installHooks(path string, ours map[string]any, alternates []string, dryRun bool, now time.Time, stdout, stderr io.Writer) error {
 	old, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -64,7 +64,7 @@ func installHooks(path string, ours map[string]any, dryRun bool, now time.Time, 
 			return fmt.Errorf("%s is not valid JSON (%v): fix it first; nothing was changed", path, err)
 		}
 	}
-	added, err := workspace.MergeHooks(settings, ours["hooks"].(map[string]any))
+	added, err := workspace.MergeHooks(settings, ours["hooks"].(map[string]any), alternates...)
 	if err != nil {
 		return fmt.Errorf("%s: %v; nothing was changed", path, err)
 	}

@@ -25,7 +25,7 @@ func TestHooksInstallMerges(t *testing.T) {
 	now := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
 	var out, msg bytes.Buffer
 
-	if err := installHooks(path, ours, true, now, &out, &msg); err != nil {
+	if err := installHooks(path, ours, nil, true, now, &out, &msg); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(path); string(b) != mine {
@@ -35,7 +35,7 @@ func TestHooksInstallMerges(t *testing.T) {
 		t.Errorf("dry run output:\n%s", out.String())
 	}
 
-	if err := installHooks(path, ours, false, now, &out, &msg); err != nil {
+	if err := installHooks(path, ours, nil, false, now, &out, &msg); err != nil {
 		t.Fatal(err)
 	}
 	var got struct {
@@ -59,7 +59,7 @@ func TestHooksInstallMerges(t *testing.T) {
 	}
 
 	msg.Reset()
-	if err := installHooks(path, ours, false, now.Add(time.Minute), &out, &msg); err != nil {
+	if err := installHooks(path, ours, nil, false, now.Add(time.Minute), &out, &msg); err != nil {
 		t.Fatal(err)
 	}
 	if b2, _ := os.ReadFile(path); !bytes.Equal(b, b2) || !strings.Contains(msg.String(), "already") {
@@ -68,7 +68,7 @@ func TestHooksInstallMerges(t *testing.T) {
 
 	bad := filepath.Join(dir, "bad.json")
 	os.WriteFile(bad, []byte("{not json"), 0o600)
-	if err := installHooks(bad, ours, false, now, &out, &msg); err == nil || !strings.Contains(err.Error(), "nothing was changed") {
+	if err := installHooks(bad, ours, nil, false, now, &out, &msg); err == nil || !strings.Contains(err.Error(), "nothing was changed") {
 		t.Errorf("invalid JSON: %v", err)
 	}
 	if b, _ := os.ReadFile(bad); string(b) != "{not json" {
@@ -123,5 +123,30 @@ func TestHookSettingsShape(t *testing.T) {
 	}
 	if s.Hooks["PreToolUse"][0].Matcher != "*" {
 		t.Errorf("PreToolUse matcher %q", s.Hooks["PreToolUse"][0].Matcher)
+	}
+}
+
+// With ckfs-hook beside ckfs, the hooks run it; an install over hooks
+// that run "ckfs hook" changes them to it instead of adding a second set.
+func TestHooksInstallSwitchesToTheHookExecutable(t *testing.T) {
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "ckfs")
+	os.WriteFile(exe, nil, 0o755)
+	old := workspace.HookSettings(exe, "claude") // no ckfs-hook yet: "ckfs hook claude"
+	os.WriteFile(filepath.Join(dir, workspace.HookExecutable), nil, 0o755)
+	cmds := workspace.HookCommands(exe, "claude")
+	if cmds[0] != filepath.Join(dir, "ckfs-hook")+" claude" || cmds[1] != exe+" hook claude" {
+		t.Fatalf("HookCommands = %q", cmds)
+	}
+	path := filepath.Join(dir, "settings.json")
+	b, _ := json.Marshal(old)
+	os.WriteFile(path, b, 0o600)
+	var out, msg bytes.Buffer
+	if err := installHooks(path, workspace.HookSettings(exe, "claude"), cmds[1:], false, time.Now(), &out, &msg); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(path)
+	if n := strings.Count(string(got), "ckfs-hook claude"); n != 6 || strings.Contains(string(got), " hook claude") {
+		t.Fatalf("after the install, %d hooks run ckfs-hook (want 6, and none the old form):\n%s", n, got)
 	}
 }

@@ -32,6 +32,9 @@ var forbidden = map[string][]string{
 	// The remote side ships a store to a bucket and reads it back; it
 	// never serves a mount, and nothing below it knows a bucket.
 	"remote": {"fusefs", "capture", "daemon", "cmd/ckfs"},
+	// The hook executable starts on every tool call: the hook handler and
+	// nothing heavier (no FUSE, no S3 client, no CLI).
+	"cmd/ckfs-hook": {"fusefs", "capture", "daemon", "remote", "doctor", "cmd/ckfs"},
 	// The daemon serves the mount; it never reaches up into the CLI.
 	"daemon": {"cmd/ckfs"},
 	"config": {"*"},
@@ -87,7 +90,7 @@ func TestLayering(t *testing.T) {
 			}
 		}
 	}
-	for _, must := range []string{"cas", "index", "workspace", "daemon", "doctor", "remote"} {
+	for _, must := range []string{"cas", "index", "workspace", "daemon", "doctor", "remote", "cmd/ckfs-hook"} {
 		if !seen[must] {
 			t.Errorf("package %s not found by go list", must)
 		}

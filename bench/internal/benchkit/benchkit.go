@@ -127,3 +127,9 @@ func GoRoot() string {
 	}
 	return strings.TrimSpace(string(out))
 }
+
+// Exists reports whether a file is at path.
+func Exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
