@@ -20,12 +20,20 @@ func main() {
 	allowOther := flag.Bool("allow-other", false, "let other users use the mount")
 	long := flag.Bool("long-timeouts", false, "hour-long entry and attribute timeouts (as ckfs uses in place)")
 	noOpen := flag.Bool("no-open", false, "answer OPEN with ENOSYS (the kernel's no_open: no OPEN or RELEASE for files, page cache kept), with hour-long entry and attribute timeouts: to measure that lever")
+	procFD := flag.Bool("proc-fd", false, "serve the directory as /proc/self/fd/N of a descriptor opened before mounting, as ckfs serves its in-place mounts: to measure what that costs")
 	flag.Parse()
 	if flag.NArg() != 2 {
 		fmt.Fprintln(os.Stderr, "usage: loopback [-default-permissions] [-allow-other] DIR MOUNTPOINT")
 		os.Exit(2)
 	}
-	root, err := fs.NewLoopbackRoot(flag.Arg(0))
+	dir := flag.Arg(0)
+	if *procFD {
+		var err error
+		if dir, err = procFDPath(dir); err != nil {
+			log.Fatal(err)
+		}
+	}
+	root, err := fs.NewLoopbackRoot(dir)
 	if err != nil {
 		log.Fatal(err)
 	}
