@@ -180,6 +180,47 @@ func TestAgainstSeaweedFS(t *testing.T) {
 			t.Fatalf("a.txt before call_5 restored as %q", got)
 		}
 	})
+	t.Run("a restore never writes outside its directory", func(t *testing.T) {
+		b := open(t, endpoint)
+		s := newTestStore(t)
+		outside := t.TempDir()
+		// A damaged timeline says lib is a symlink out of the tree and
+		// lib/x a file: the restore lists lib/x and writes nothing
+		// through lib.
+		target, _, _ := s.local.Put([]byte(outside))
+		x, _, _ := s.local.Put([]byte("escaped\n"))
+		err := s.w.Append(
+			&index.Record{Kind: index.KindOpen, Window: "bad", Tool: "Bash"},
+			&index.Record{Kind: index.KindAfter, Window: "bad", Path: "lib", State: &index.State{Type: index.TypeSymlink, Mode: 0o777, Size: int64(len(outside)), Hash: index.Hash(target.String())}},
+			&index.Record{Kind: index.KindAfter, Window: "bad", Path: "lib/x", State: &index.State{Type: index.TypeFile, Mode: 0o4755, Size: 8, Hash: index.Hash(x.String())}},
+			&index.Record{Kind: index.KindAfter, Window: "bad", Path: "tool", State: &index.State{Type: index.TypeFile, Mode: 0o4755, Size: 8, Hash: index.Hash(x.String())}},
+			&index.Record{Kind: index.KindClose, Window: "bad"},
+		)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.push(b, "wsE"); err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(t.TempDir(), "out")
+		_, err = Restore(context.Background(), b, RestoreOptions{Workspace: "wsE", Dir: dir})
+		if err == nil || !strings.Contains(err.Error(), "below lib, which is a symlink") {
+			t.Fatalf("restore of a path below a symlink: %v", err)
+		}
+		res, err := Restore(context.Background(), b, RestoreOptions{Workspace: "wsE", Dir: dir, Partial: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+			t.Fatalf("the restore wrote outside its directory: %v", ents)
+		}
+		if target, _ := os.Readlink(filepath.Join(dir, "lib")); target != outside || len(res.Left) != 1 {
+			t.Fatalf("lib -> %q, left %v", target, res.Left)
+		}
+		if st, err := os.Stat(filepath.Join(dir, "tool")); err != nil || st.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 || st.Mode().Perm() != 0o755 {
+			t.Fatalf("tool restored with mode %v (%v): setuid must not be restored", st.Mode(), err)
+		}
+	})
 	t.Run("a damaged object in the bucket is never restored", func(t *testing.T) {
 		b := open(t, endpoint)
 		s := newTestStore(t)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -194,6 +195,22 @@ func restorePlan(ctx context.Context, b *Bucket, head *Head, recs []index.Record
 	} else {
 		left = append(left, "(every path no record names: the workspace's baseline was never pushed)")
 	}
+	// A path below something that is not a directory at the checkpoint
+	// cannot be (a timeline that says both is damaged): it is listed, and
+	// never written through a symlink or into a file.
+	types := make(map[string]index.FileType, len(plan))
+	for _, p := range plan {
+		types[p.rel] = p.Type
+	}
+	plan = slices.DeleteFunc(plan, func(p planned) bool {
+		for d := path.Dir(p.rel); d != "."; d = path.Dir(d) {
+			if t, ok := types[d]; ok && t != index.TypeDir {
+				left = append(left, fmt.Sprintf("%s: below %s, which is a %s at the checkpoint", index.Display(p.rel), index.Display(d), t))
+				return true
+			}
+		}
+		return false
+	})
 	sort.Slice(plan, func(i, j int) bool { return plan[i].rel < plan[j].rel })
 	sort.Strings(left)
 	return plan, left, nil
@@ -210,13 +227,17 @@ func goneAt(state map[string]index.Entry, p string) bool {
 	return false
 }
 
-// writeTree writes plan under stage: contents downloaded and checked on
-// uploadWorkers goroutines, then the directories' modes and times deepest
-// first, and the filesystem flushed.
+// writeTree writes plan under stage: the directories, then the files with
+// contents downloaded and checked on uploadWorkers goroutines, then the
+// symlinks (so that no write ever goes through one), then the directories'
+// modes and times deepest first; and the filesystem is flushed.
 func writeTree(ctx context.Context, b *Bucket, stage string, plan []planned, res *RestoreResult) error {
-	var dirs []planned
-	var files []planned
+	var dirs, files, links []planned
 	for _, p := range plan {
+		if p.Type == index.TypeSymlink {
+			links = append(links, p)
+			continue
+		}
 		if p.Type == index.TypeDir {
 			dirs = append(dirs, p)
 			if err := os.MkdirAll(filepath.Join(stage, filepath.FromSlash(p.rel)), 0o700); err != nil {
@@ -243,12 +264,7 @@ func writeTree(ctx context.Context, b *Bucket, stage string, plan []planned, res
 					firstErr = err
 				}
 				res.Bytes += n
-				switch files[i].Type {
-				case index.TypeSymlink:
-					res.Links++
-				default:
-					res.Files++
-				}
+				res.Files++
 				mu.Unlock()
 				if err != nil {
 					return
@@ -262,6 +278,14 @@ func writeTree(ctx context.Context, b *Bucket, stage string, plan []planned, res
 	}
 	if firstErr != nil {
 		return firstErr
+	}
+	for _, l := range links {
+		n, err := writeOne(ctx, b, stage, l)
+		if err != nil {
+			return err
+		}
+		res.Bytes += n
+		res.Links++
 	}
 	sort.Slice(dirs, func(i, j int) bool { return dirs[i].rel > dirs[j].rel })
 	for _, d := range dirs {
@@ -324,15 +348,11 @@ func writeOne(ctx context.Context, b *Bucket, stage string, p planned) (int64, e
 	return int64(len(data)), os.Chtimes(dst, mt, mt)
 }
 
-// unixMode turns setuid, setgid and sticky bits into Go's mode bits.
+// unixMode turns the sticky bit into Go's mode bits. Setuid and setgid are
+// not restored: the files belong to whoever restores them, and a bucket
+// must not be a way to make a setuid program of theirs.
 func unixMode(m uint32) fs.FileMode {
 	var out fs.FileMode
-	if m&unix.S_ISUID != 0 {
-		out |= fs.ModeSetuid
-	}
-	if m&unix.S_ISGID != 0 {
-		out |= fs.ModeSetgid
-	}
 	if m&unix.S_ISVTX != 0 {
 		out |= fs.ModeSticky
 	}
