@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -85,7 +86,7 @@ func takeBaseline(ctx context.Context, root string, o baselineOptions, store fun
 				e.Skip = fmt.Sprintf("larger than the capture limit of %d bytes", o.maxFileSize)
 				break
 			}
-			if content, err = os.ReadFile(p); err != nil {
+			if content, err = readRegular(p); err != nil {
 				e.Skip = "unreadable: " + err.Error()
 				break
 			}
@@ -167,4 +168,23 @@ func ParseBaseline(data []byte) ([]BaselineEntry, error) {
 		return nil, errors.New("baseline: the last line is not whole")
 	}
 	return out, nil
+}
+
+// readRegular reads the regular file at p without following a symlink put
+// there since it was listed: the baseline never uploads what lies outside
+// the workspace.
+func readRegular(p string) ([]byte, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is no longer a regular file", p)
+	}
+	return io.ReadAll(f)
 }
