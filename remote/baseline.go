@@ -174,7 +174,7 @@ func ParseBaseline(data []byte) ([]BaselineEntry, error) {
 // there since it was listed: the baseline never uploads what lies outside
 // the workspace.
 func readRegular(p string) ([]byte, error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0) // NONBLOCK: a FIFO put there never blocks the walk
 	if err != nil {
 		return nil, err
 	}
