@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -79,10 +78,13 @@ func BenchmarkFleet(b *testing.B) {
 		b.SetBytes(total)
 		for b.Loop() {
 			bk := bucket(b)
-			parallel(len(raws), func(i int) error {
+			err := forEach(context.Background(), len(raws), func(i int) error {
 				_, err := bk.c.PutObject(context.Background(), bk.bucket, bk.prefix+objectKey(hashes[i]), bytes.NewReader(raws[i]), int64(len(raws[i])), minio.PutObjectOptions{DisableMultipart: true})
 				return err
-			}, b)
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 
@@ -116,31 +118,13 @@ func BenchmarkFleet(b *testing.B) {
 	})
 	b.Run("restore-10k/raw-client-download", func(b *testing.B) {
 		for b.Loop() {
-			parallel(len(keys), func(i int) error {
+			err := forEach(context.Background(), len(keys), func(i int) error {
 				_, _, err := bk.get(context.Background(), keys[i])
 				return err
-			}, b)
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
-}
-
-// parallel runs fn(0..n-1) on uploadWorkers goroutines.
-func parallel(n int, fn func(int) error, b *testing.B) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range uploadWorkers {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= n {
-					return
-				}
-				if err := fn(i); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
 }

@@ -2,14 +2,11 @@ package remote
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
-	"sync/atomic"
 
 	"github.com/ckfs-dev/ckfs/cas"
 	"github.com/ckfs-dev/ckfs/index"
@@ -86,38 +83,16 @@ func Mirror(ctx context.Context, b *Bucket, ws, dir string) error {
 			todo = append(todo, a)
 		}
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var first error
-	for range min(uploadWorkers, len(todo)) {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(todo) || ctx.Err() != nil {
-					return
-				}
-				data, err := b.getObject(ctx, todo[i])
-				if errors.Is(err, errMissing) {
-					continue
-				}
-				if err == nil {
-					_, _, err = local.Put(data)
-				}
-				if err != nil {
-					mu.Lock()
-					first = cmp.Or(first, err)
-					mu.Unlock()
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if first == nil {
-		first = ctx.Err()
-	}
-	return first
+	return forEach(ctx, len(todo), func(i int) error {
+		data, err := b.getObject(ctx, todo[i])
+		if errors.Is(err, errMissing) {
+			return nil // the commands report it missing
+		}
+		if err == nil {
+			_, _, err = local.Put(data)
+		}
+		return err
+	})
 }
 
 // writeIfChanged replaces path with data, durably, unless it holds data.

@@ -6,6 +6,7 @@ import (
 
 	"errors"
 	"fmt"
+
 	"github.com/ckfs-dev/ckfs/internal/testhooks"
 
 	"github.com/ckfs-dev/ckfs/cas"

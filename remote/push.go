@@ -243,8 +243,6 @@ type uploader struct {
 	done     map[cas.Hash]bool // in the bucket, checked or uploaded by this push
 }
 
-const uploadWorkers = 8
-
 // objects uploads the local objects hs names.
 func (u *uploader) objects(ctx context.Context, hs []cas.Hash) error {
 	todo := make([]cas.Hash, 0, len(hs))
@@ -260,34 +258,16 @@ func (u *uploader) objects(ctx context.Context, hs []cas.Hash) error {
 	}
 	u.mu.Unlock()
 	u.res.Objects += len(todo)
-	var (
-		next, finished atomic.Int64
-		wg             sync.WaitGroup
-		errOnce        sync.Once
-		firstErr       error
-	)
-	for range min(uploadWorkers, len(todo)) {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(todo) || ctx.Err() != nil {
-					return
-				}
-				if err := u.object(ctx, todo[i]); err != nil {
-					errOnce.Do(func() { firstErr = err })
-					return
-				}
-				if u.progress != nil {
-					u.progress(int(finished.Add(1)), len(todo))
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if firstErr == nil {
-		firstErr = ctx.Err()
-	}
-	return firstErr
+	var finished atomic.Int64
+	return forEach(ctx, len(todo), func(i int) error {
+		if err := u.object(ctx, todo[i]); err != nil {
+			return err
+		}
+		if u.progress != nil {
+			u.progress(int(finished.Add(1)), len(todo))
+		}
+		return nil
+	})
 }
 
 // object uploads one local object, checked against its address first: the

@@ -13,7 +13,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/ckfs-dev/ckfs/internal/durable"
@@ -247,37 +246,17 @@ func writeTree(ctx context.Context, b *Bucket, stage string, plan []planned, res
 			files = append(files, p)
 		}
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
 	var mu sync.Mutex
-	var firstErr error
-	for range min(uploadWorkers, len(files)) {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(files) || ctx.Err() != nil {
-					return
-				}
-				n, err := writeOne(ctx, b, stage, files[i])
-				mu.Lock()
-				if err != nil && firstErr == nil {
-					firstErr = err
-				}
-				res.Bytes += n
-				res.Files++
-				mu.Unlock()
-				if err != nil {
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if firstErr == nil {
-		firstErr = ctx.Err()
-	}
-	if firstErr != nil {
-		return firstErr
+	err := forEach(ctx, len(files), func(i int) error {
+		n, err := writeOne(ctx, b, stage, files[i])
+		mu.Lock()
+		res.Bytes += n
+		res.Files++
+		mu.Unlock()
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	for _, l := range links {
 		n, err := writeOne(ctx, b, stage, l)

@@ -165,26 +165,26 @@ func MergeHooks(settings map[string]any, ours map[string]any, alternates ...stri
 // replaceCommand makes a group with g's matcher that runs one of the
 // alternates run g's command; it reports whether there was one.
 func replaceCommand(have []any, g map[string]any, alternates []string) bool {
-	want := g["hooks"].([]any)[0].(map[string]any)["command"]
-	for _, h := range have {
-		m, _ := h.(map[string]any)
-		if m == nil || fmt.Sprint(m["matcher"]) != fmt.Sprint(g["matcher"]) {
-			continue
-		}
-		inner, _ := m["hooks"].([]any)
-		for _, x := range inner {
-			if xm, _ := x.(map[string]any); xm != nil && slices.Contains(alternates, fmt.Sprint(xm["command"])) {
-				xm["command"] = want
-				return true
-			}
-		}
+	h := findHook(have, g, func(cmd string) bool { return slices.Contains(alternates, cmd) })
+	if h != nil {
+		h["command"] = ourCommand(g)
 	}
-	return false
+	return h != nil
 }
 
 // containsGroup reports whether a group with g's matcher runs g's command.
 func containsGroup(have []any, g map[string]any) bool {
-	want := g["hooks"].([]any)[0].(map[string]any)["command"]
+	want := ourCommand(g)
+	return findHook(have, g, func(cmd string) bool { return cmd == want }) != nil
+}
+
+func ourCommand(g map[string]any) string {
+	return fmt.Sprint(g["hooks"].([]any)[0].(map[string]any)["command"])
+}
+
+// findHook returns the hook of a group in have with g's matcher whose
+// command matches, or nil.
+func findHook(have []any, g map[string]any, match func(cmd string) bool) map[string]any {
 	for _, h := range have {
 		m, _ := h.(map[string]any)
 		if m == nil || fmt.Sprint(m["matcher"]) != fmt.Sprint(g["matcher"]) {
@@ -192,10 +192,10 @@ func containsGroup(have []any, g map[string]any) bool {
 		}
 		inner, _ := m["hooks"].([]any)
 		for _, x := range inner {
-			if xm, _ := x.(map[string]any); xm != nil && xm["command"] == want {
-				return true
+			if xm, _ := x.(map[string]any); xm != nil && match(fmt.Sprint(xm["command"])) {
+				return xm
 			}
 		}
 	}
-	return false
+	return nil
 }
