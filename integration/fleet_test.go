@@ -319,6 +319,11 @@ func TestBackgroundPushAndARemoteDown(t *testing.T) {
 	if got := readFileTree(t, down.root)["docs/README.md"]; got != before["docs/README.md"] {
 		t.Fatalf("rewind to the first window after gc: README is %q", got)
 	}
+	// Without the remote, collection is the local policy's again.
+	down.ckfs("remote", "remove", "gone")
+	if out := down.ckfs("gc", "--keep-last", "1"); strings.Contains(out, "held back") {
+		t.Fatalf("gc after the remote was removed:\n%s", out)
+	}
 
 	// A push killed midway (SIGKILL, through a slow network) is completed
 	// by the next one.

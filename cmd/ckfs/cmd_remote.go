@@ -82,7 +82,34 @@ else AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, else AWS.`,
 			return nil
 		},
 	}
-	cmd.AddCommand(add, list)
+	remove := &cobra.Command{
+		Use:   "remove NAME",
+		Short: "Stop pushing to a remote (what it holds stays there)",
+		Long: `Forget a remote: the daemon stops pushing to it, and a local ckfs gc no
+longer keeps checkpoints for it (while a remote is configured, a local
+collection keeps every checkpoint it does not have yet). The bucket is not
+touched.`,
+		Example: "  ckfs remote remove team",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			store, _, err := findStore(cmd, ".")
+			if err != nil {
+				return err
+			}
+			_, err = workspace.UpdateRemotes(store, func(c *workspace.Remotes) error {
+				if _, ok := c.Remotes[args[0]]; !ok {
+					return workspace.Errorf(workspace.ErrUsage, "no remote %q (ckfs remote list shows them)", args[0])
+				}
+				delete(c.Remotes, args[0])
+				return nil
+			})
+			if err == nil {
+				fmt.Fprintf(cmd.OutOrStdout(), "removed remote %s; what it holds stays in the bucket\n", args[0])
+			}
+			return err
+		},
+	}
+	cmd.AddCommand(add, list, remove)
 	return cmd
 }
 

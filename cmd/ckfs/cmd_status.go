@@ -112,7 +112,7 @@ func runStatus(store string, meta *workspace.Meta, asJSON bool, out io.Writer) e
 			line += fmt.Sprintf("%d records not yet pushed (it has seq %d, %s)", rs.Unpushed, rs.Pushed, rs.PushedAt.Local().Format(time.DateTime))
 		}
 		if rs.LastError != "" {
-			line += fmt.Sprintf("; the last push failed %s: %s", rs.ErrorAt.Local().Format(time.DateTime), trunc(rs.LastError, 200))
+			line += fmt.Sprintf("; the last push failed %s: %s (until it succeeds, ckfs gc keeps what it lacks; ckfs remote remove %s stops that)", rs.ErrorAt.Local().Format(time.DateTime), trunc(rs.LastError, 200), rs.Name)
 		}
 		fmt.Fprintln(out, line)
 	}
