@@ -221,6 +221,27 @@ func TestAgainstSeaweedFS(t *testing.T) {
 			t.Fatalf("tool restored with mode %v (%v): setuid must not be restored", st.Mode(), err)
 		}
 	})
+	t.Run("a checkpoint collected before the push is refused by name", func(t *testing.T) {
+		b := open(t, endpoint)
+		s := newTestStore(t)
+		for i := range 3 {
+			s.window("a.txt", strings.Repeat("v", i), strings.Repeat("v", i+1))
+		}
+		w := uint64(5) // the local collection kept checkpoints from call_2 on
+		if err := s.w.Append(&index.Record{Kind: index.KindWatermark, Target: &w, Reason: "keep the last 2 checkpoints"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.push(b, "wsW"); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Restore(context.Background(), b, RestoreOptions{Workspace: "wsW", Checkpoint: "call_1", Dir: filepath.Join(t.TempDir(), "x")})
+		if err == nil || !strings.Contains(err.Error(), "no longer restorable") {
+			t.Fatalf("restore below the local watermark: %v", err)
+		}
+		if _, err := Restore(context.Background(), b, RestoreOptions{Workspace: "wsW", Checkpoint: "call_2", Dir: filepath.Join(t.TempDir(), "y")}); err != nil {
+			t.Fatal(err)
+		}
+	})
 	t.Run("a damaged object in the bucket is never restored", func(t *testing.T) {
 		b := open(t, endpoint)
 		s := newTestStore(t)

@@ -117,8 +117,11 @@ func Restore(ctx context.Context, b *Bucket, o RestoreOptions) (*RestoreResult, 
 	} else if len(recs) > 0 {
 		cp = recs[len(recs)-1].Seq
 	}
-	if cp < head.Watermark {
-		return nil, workspace.Errorf(workspace.ErrRefused, "checkpoint %d of workspace %s is no longer restorable from %s: its retention keeps checkpoints from seq %d on", cp, o.Workspace, b, head.Watermark)
+	// The bucket's retention, or the workspace's own before it was
+	// pushed (a watermark record in its timeline).
+	local, _ := index.Watermark(recs)
+	if w := max(head.Watermark, local); cp < w {
+		return nil, workspace.Errorf(workspace.ErrRefused, "checkpoint %d of workspace %s is no longer restorable from %s: its retention keeps checkpoints from seq %d on", cp, o.Workspace, b, w)
 	}
 	plan, left, err := restorePlan(ctx, b, head, recs, cp)
 	if err != nil {
