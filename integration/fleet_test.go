@@ -104,11 +104,18 @@ func TestFleetRestoresEveryCheckpointAfterTheSandboxesAreGone(t *testing.T) {
 	creds := []string{"AWS_ACCESS_KEY_ID=ckfs-test", "AWS_SECRET_ACCESS_KEY=ckfs-test", "AWS_ENDPOINT_URL=" + endpoint}
 	const n = 10
 	agents := make([]fleetAgent, n)
+	claude, err := installAgent(claudePackage, claudeVersion, "claude")
+	if err != nil {
+		if os.Getenv("CKFS_REQUIRE_AGENTS") == "1" {
+			t.Fatalf("CKFS_REQUIRE_AGENTS=1 but Claude Code cannot be installed: %v", err)
+		}
+		t.Logf("Claude Code is not available (%v): every agent is shell tool windows", err)
+	}
 	t.Run("agents", func(t *testing.T) {
 		for i := range n {
 			t.Run(fmt.Sprint("agent", i), func(t *testing.T) {
 				t.Parallel()
-				agents[i] = runFleetAgent(t, i, url, creds)
+				agents[i] = runFleetAgent(t, i, url, creds, claude)
 			})
 		}
 	})
@@ -176,6 +183,13 @@ func TestFleetRestoresEveryCheckpointAfterTheSandboxesAreGone(t *testing.T) {
 	if err != nil || !strings.Contains(out, "+agent 3") || !strings.Contains(out, "return 103") {
 		t.Fatalf("diff --remote: %v\n%s", err, out)
 	}
+	if claude != "" {
+		// The real agent's turns came along: its marks and session log.
+		out, err = run("log", "--remote", url, "--workspace", agents[0].id)
+		if err != nil || !strings.Contains(out, "mark 3") || !strings.Contains(out, "window call_0_2") {
+			t.Fatalf("log --remote of the Claude Code workspace: %v\n%s", err, out)
+		}
+	}
 	// A restore never writes into a directory that has something in it.
 	busy := filepath.Join(elsewhere, "busy")
 	os.MkdirAll(busy, 0o755)
@@ -208,12 +222,19 @@ func (a *fleetAgent) push(t *testing.T, w *workspace) {
 // runFleetAgent is one sandbox: a clone, mounted, three windows of shell
 // edits with a push in between and at the end, then unmounted and deleted
 // with its store.
-func runFleetAgent(t *testing.T, i int, url string, creds []string) fleetAgent {
+func runFleetAgent(t *testing.T, i int, url string, creds []string, claude string) fleetAgent {
 	w := newWorkspace(t, fleetRepo)
 	w.extraEnv = creds
 	w.mount()
 	w.ckfs("remote", "add", "fleet", url)
 	a := fleetAgent{trees: map[string]fileTree{}}
+	// The first agent is the real Claude Code (against the stand-in for
+	// its model API), its edits made by its Bash tool through ckfs-hook;
+	// the others are shell tool windows.
+	var c *claudeRun
+	if i == 0 && claude != "" {
+		c = &claudeRun{w: w, bin: claude, api: newAnthropicStandIn(t), home: t.TempDir()}
+	}
 	edits := []string{
 		fmt.Sprintf(`sed -i 's/return %d/return %d/' src/api/h%d.go && echo 'agent %d' >> docs/README.md`, i+1, 100+i, i+1, i),
 		fmt.Sprintf(`mkdir -p src/agent%d && printf 'package agent\n// %d\n' > src/agent%d/new.go && rm src/api/h%d.go && chmod 700 build.sh`, i, i, i, 30-i),
@@ -222,7 +243,15 @@ func runFleetAgent(t *testing.T, i int, url string, creds []string) fleetAgent {
 	for k, script := range edits {
 		id := fmt.Sprintf("call_%d_%d", i, k)
 		a.trees[id] = readFileTree(t, w.root)
-		w.window(id, script)
+		if c != nil {
+			c.api.queue(
+				standInReply{calls: []standInCall{{id, "Bash", map[string]any{"command": script, "description": "edit"}}}},
+				standInReply{text: "Done."},
+			)
+			c.agent("-p", "make the edit", "--allowedTools", "Bash")
+		} else {
+			w.window(id, script)
+		}
 		if k == 1 {
 			a.push(t, w)
 		}

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -27,6 +28,19 @@ const (
 // (CI), where that is a failure.
 func agentBinary(t *testing.T, pkg, version, bin string) string {
 	t.Helper()
+	exe, err := installAgent(pkg, version, bin)
+	if err != nil {
+		if os.Getenv("CKFS_REQUIRE_AGENTS") == "1" {
+			t.Fatalf("CKFS_REQUIRE_AGENTS=1 but %s %s cannot be installed: %v", pkg, version, err)
+		}
+		t.Skipf("%s %s is not available (%v): set CKFS_REQUIRE_AGENTS=1 to make this a failure", pkg, version, err)
+	}
+	return exe
+}
+
+// installAgent installs the pinned version of an npm package into the
+// user's cache, unless it is there, and returns its binary's path.
+func installAgent(pkg, version, bin string) (string, error) {
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		cache = os.TempDir()
@@ -34,31 +48,24 @@ func agentBinary(t *testing.T, pkg, version, bin string) string {
 	dir := filepath.Join(cache, "ckfs-test", "npm", strings.ReplaceAll(pkg, "/", "+")+"@"+version)
 	exe := filepath.Join(dir, "node_modules", ".bin", bin)
 	if _, err := os.Stat(exe); err == nil {
-		return exe
-	}
-	unavailable := func(why string) {
-		t.Helper()
-		if os.Getenv("CKFS_REQUIRE_AGENTS") == "1" {
-			t.Fatalf("CKFS_REQUIRE_AGENTS=1 but %s %s cannot be installed: %s", pkg, version, why)
-		}
-		t.Skipf("%s %s is not available (%s): set CKFS_REQUIRE_AGENTS=1 to make this a failure", pkg, version, why)
+		return exe, nil
 	}
 	if _, err := exec.LookPath("npm"); err != nil {
-		unavailable("npm is not installed")
+		return "", errors.New("npm is not installed")
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	c := exec.CommandContext(ctx, "npm", "install", "--no-audit", "--no-fund", "--prefix", dir, pkg+"@"+version)
 	if out, err := c.CombinedOutput(); err != nil {
-		unavailable(fmt.Sprintf("npm install: %v: %s", err, lastLines(string(out), 5)))
+		return "", fmt.Errorf("npm install: %v: %s", err, lastLines(string(out), 5))
 	}
 	if _, err := os.Stat(exe); err != nil {
-		unavailable("npm installed no " + bin)
+		return "", errors.New("npm installed no " + bin)
 	}
-	return exe
+	return exe, nil
 }
 
 func lastLines(s string, n int) string {
