@@ -199,6 +199,9 @@ func TestRealClaudeWithInstalledHooks(t *testing.T) {
 	if out, _ := exec.Command(ckfsBin, "hooks", "print", "claude").Output(); !strings.Contains(string(out), filepath.Join(filepath.Dir(ckfsBin), "ckfs-hook")+" claude") {
 		t.Fatalf("hooks print does not run ckfs-hook:\n%s", out)
 	}
+	if out, _ := exec.Command(ckfsBin, "doctor").CombinedOutput(); !strings.Contains(string(out), "OK    agent hooks: run "+filepath.Join(filepath.Dir(ckfsBin), "ckfs-hook")) {
+		t.Fatalf("doctor does not say the hooks run ckfs-hook:\n%s", out)
+	}
 	c.api.queue(
 		standInReply{calls: []standInCall{{"toolu_09Inst", "Bash", map[string]any{"command": "sed -i 's/1/9/' a.py", "description": "edit"}}}},
 		standInReply{text: "Done."},
