@@ -31,7 +31,7 @@ type CollectOptions struct {
 type CollectResult struct {
 	Workspaces int               `json:"workspaces"`
 	Dropped    []string          `json:"dropped,omitempty"`    // workspaces removed whole
-	Watermarks map[string]uint64 `json:"watermarks,omitempty"` // workspaces whose watermark moved: the new one
+	Watermarks map[string]uint64 `json:"watermarks,omitempty"` // workspaces whose watermark moved (would move, in a dry run): the new one
 	Objects    int               `json:"objects"`
 	Live       int               `json:"live_objects"`
 	Deleted    int               `json:"deleted_objects"` // would be, in a dry run
@@ -142,6 +142,9 @@ func (b *Bucket) collectWorkspace(ctx context.Context, id string, o CollectOptio
 	}
 	d := gc.Decide(recs, o.Policy, nil, now)
 	w := max(d.Watermark, head.Watermark)
+	if w > head.Watermark && o.DryRun {
+		res.Watermarks[id] = w
+	}
 	if w > head.Watermark && !o.DryRun {
 		head.Watermark = w
 		if err := b.writeHead(ctx, head, etag); errors.Is(err, errChanged) {

@@ -103,12 +103,12 @@ func runRemoteGC(cmd *cobra.Command, o gcOptions, out io.Writer) error {
 	if res.DryRun {
 		verb, freed = "would delete", "would free"
 	}
-	fmt.Fprintf(out, "%s: %d workspaces, retention per workspace: %s\n", b, res.Workspaces, ro.Policy)
+	fmt.Fprintf(out, "%s: %d %s, retention per workspace: %s\n", b, res.Workspaces, plural(res.Workspaces, "workspace", "workspaces"), ro.Policy)
 	for _, id := range res.Dropped {
 		fmt.Fprintf(out, "dropped workspace %s (not pushed to for %s)\n", id, o.DropAfter)
 	}
 	for _, id := range slices.Sorted(maps.Keys(res.Watermarks)) {
-		fmt.Fprintf(out, "workspace %s: checkpoints from %d on stay restorable\n", id, res.Watermarks[id])
+		fmt.Fprintf(out, "workspace %s: checkpoints from %d on %s restorable\n", id, res.Watermarks[id], map[bool]string{true: "would stay", false: "stay"}[res.DryRun])
 	}
 	fmt.Fprintf(out, "%s %d of %d objects, %s %s; %d needed, %d younger than the grace period kept\n", verb, res.Deleted, res.Objects, freed, config.FormatSize(res.Freed), res.Live, res.KeptYoung)
 	return nil

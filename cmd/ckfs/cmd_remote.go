@@ -200,7 +200,11 @@ completed by the next one. Safe while mounted and while agents work.`,
 }
 
 func printPush(out io.Writer, b *remote.Bucket, r *remote.PushResult) {
-	fmt.Fprintf(out, "workspace %s in %s: up to seq %d (%d new records)\n", r.Workspace, b, r.LastSeq, r.Records)
+	if r.Records == 0 && r.Uploaded == 0 && r.Files == 0 && r.Baseline == 0 {
+		fmt.Fprintf(out, "workspace %s in %s: up to date (seq %d)\n", r.Workspace, b, r.LastSeq)
+		return
+	}
+	fmt.Fprintf(out, "workspace %s in %s: up to seq %d (%d new %s)\n", r.Workspace, b, r.LastSeq, r.Records, plural(r.Records, "record", "records"))
 	fmt.Fprintf(out, "uploaded %d objects (%s); %d were there already\n", r.Uploaded, config.FormatSize(r.UploadedBytes), max(0, r.Objects+r.Baseline-r.Uploaded))
 	if r.Baseline > 0 {
 		fmt.Fprintf(out, "baseline: %d paths\n", r.Baseline)
@@ -282,8 +286,9 @@ neither is .git: clone the repository and restore into a new directory.`,
 			if asJSON {
 				return printJSON(cmd.OutOrStdout(), res)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "restored checkpoint %d of workspace %s into %s: %d files, %d symlinks, %d directories, %s, in %.1fs\n",
-				res.Checkpoint, res.Workspace, res.Dir, res.Files, res.Links, res.Dirs, config.FormatSize(res.Bytes), time.Since(start).Seconds())
+			fmt.Fprintf(cmd.OutOrStdout(), "restored checkpoint %d of workspace %s into %s: %d %s, %d %s, %d %s, %s, in %.1fs\n",
+				res.Checkpoint, res.Workspace, res.Dir, res.Files, plural(res.Files, "file", "files"), res.Links, plural(res.Links, "symlink", "symlinks"),
+				res.Dirs, plural(res.Dirs, "directory", "directories"), config.FormatSize(res.Bytes), time.Since(start).Seconds())
 			for _, l := range res.Left {
 				fmt.Fprintf(cmd.OutOrStdout(), "  not restored: %s\n", l)
 			}
