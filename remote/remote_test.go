@@ -160,11 +160,21 @@ func TestAgainstSeaweedFS(t *testing.T) {
 		if _, err := s.push(b, "wsR"); err != nil {
 			t.Fatal(err)
 		}
+		dry, err := Collect(context.Background(), b, CollectOptions{Policy: gc.Policy{Keep: 2}, DryRun: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if head, _, _ := b.readHead(context.Background(), "wsR"); dry.Watermarks["wsR"] == 0 || head.Watermark != 0 {
+			t.Fatalf("a dry run: would move to %d, head now %d", dry.Watermarks["wsR"], head.Watermark)
+		}
 		res, err := Collect(context.Background(), b, CollectOptions{Policy: gc.Policy{Keep: 2}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		w := res.Watermarks["wsR"]
+		if w != dry.Watermarks["wsR"] {
+			t.Fatalf("the dry run said %d, the collection moved to %d", dry.Watermarks["wsR"], w)
+		}
 		if w == 0 {
 			t.Fatalf("keep 2 of 6 checkpoints moved no watermark: %+v", res)
 		}
