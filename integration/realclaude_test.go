@@ -25,7 +25,8 @@ func newClaudeRun(t *testing.T, w *workspace) *claudeRun {
 }
 
 func (c *claudeRun) env() []string {
-	return append(c.w.env(), "HOME="+c.home, "CKFS_CLAUDE="+c.bin,
+	// TMPDIR: Claude Code keeps per-project files under it.
+	return append(c.w.env(), "HOME="+c.home, "TMPDIR="+c.home, "CKFS_CLAUDE="+c.bin,
 		"ANTHROPIC_BASE_URL="+c.api.srv.URL, "ANTHROPIC_API_KEY=sk-ant-standin-0000",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1")
 }

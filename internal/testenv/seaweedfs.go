@@ -63,6 +63,9 @@ func SeaweedFS(t testing.TB, bucket string) string {
 	}
 	cmd := exec.Command(weed, args...)
 	cmd.Dir = dir
+	// weed puts its logs, its gRPC sockets and some volume files in the
+	// temp directory: the test's, so that they go with it.
+	cmd.Env = append(os.Environ(), "TMPDIR="+dir)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
