@@ -25,6 +25,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ckfs-dev/ckfs/cas"
@@ -94,7 +95,11 @@ type Recorder struct {
 	busy     bool                // the worker is taking an image
 	done     chan struct{}       // closed when the worker has stopped
 
-	statsMu sync.Mutex // guards stats (the worker counts objects outside mu)
+	// The counters are atomic: they are bumped on the request path and by
+	// the post-image worker outside mu, and read by status at any time.
+	// statsMu guards only the rare disk-full fields of stats.
+	count   counters
+	statsMu sync.Mutex
 	stats   Stats
 }
 
@@ -153,11 +158,20 @@ func New(o Options) (*Recorder, error) {
 // Excluded reports whether rel is outside capture.
 func (r *Recorder) Excluded(rel string) bool { return r.excl.Excluded(rel) }
 
+// counters are the Stats fields counted on busy paths.
+type counters struct {
+	windows, records, objectsNew, bytesStored, skipped, captureError atomic.Int64
+}
+
 // Stats returns a copy of the counters.
 func (r *Recorder) Stats() Stats {
 	r.statsMu.Lock()
-	defer r.statsMu.Unlock()
-	return r.stats
+	s := r.stats
+	r.statsMu.Unlock()
+	c := &r.count
+	s.Windows, s.Records, s.ObjectsNew = int(c.windows.Load()), int(c.records.Load()), int(c.objectsNew.Load())
+	s.BytesStored, s.Skipped, s.CaptureError = c.bytesStored.Load(), int(c.skipped.Load()), int(c.captureError.Load())
+	return s
 }
 
 // touch records the pre-image of rel once per period, in the window of
@@ -278,12 +292,10 @@ func (r *Recorder) append(rec *index.Record, durable bool) error {
 	if rec.IsImage() {
 		r.lastSeq[rec.Path] = rec.Seq
 	}
-	r.statsMu.Lock()
-	r.stats.Records++
+	r.count.records.Add(1)
 	if rec.Kind == index.KindSkip {
-		r.stats.Skipped++
+		r.count.skipped.Add(1)
 	}
-	r.statsMu.Unlock()
 	return nil
 }
 

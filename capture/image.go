@@ -155,15 +155,13 @@ func (r *Recorder) put(b []byte, durable bool) (index.Hash, error) {
 	return index.Hash(h.String()), nil
 }
 
-// counted adds a stored content to the statistics; image runs outside the
-// recorder's lock in the post-image worker, so these fields have their own.
+// counted adds a stored content to the statistics (image runs outside the
+// recorder's lock in the post-image worker: the counters are atomic).
 func (r *Recorder) counted(isNew bool, n int64) {
-	r.statsMu.Lock()
-	defer r.statsMu.Unlock()
 	if isNew {
-		r.stats.ObjectsNew++
+		r.count.objectsNew.Add(1)
 	}
-	r.stats.BytesStored += n
+	r.count.bytesStored.Add(n)
 }
 
 type countingReader struct {

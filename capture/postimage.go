@@ -85,9 +85,7 @@ func (r *Recorder) postImages() {
 
 // countError counts a failed capture.
 func (r *Recorder) countError() {
-	r.statsMu.Lock()
-	r.stats.CaptureError++
-	r.statsMu.Unlock()
+	r.count.captureError.Add(1)
 }
 
 // WaitPostImages waits until every post-image queued so far is recorded

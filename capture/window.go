@@ -50,9 +50,7 @@ func (r *Recorder) OpenAgentWindow(id, tool, label string, agent Agent) (uint64,
 		return 0, err
 	}
 	r.windows = append(r.windows, openWindow{id, tool, label, agent})
-	r.statsMu.Lock()
-	r.stats.Windows++
-	r.statsMu.Unlock()
+	r.count.windows.Add(1)
 	return rec.Seq, r.startPeriod()
 }
 
@@ -238,9 +236,7 @@ func (r *Recorder) Exclusive(fn func(appendFn func(recs ...*index.Record) error,
 			return err
 		}
 		for _, rec := range recs {
-			r.statsMu.Lock()
-			r.stats.Records++
-			r.statsMu.Unlock()
+			r.count.records.Add(1)
 			if rec.IsImage() {
 				r.last[rec.Path], r.lastSeq[rec.Path] = *rec.State, rec.Seq
 			}
