@@ -23,11 +23,10 @@ type Head struct {
 	Created   time.Time `json:"created"`
 	Updated   time.Time `json:"updated"`
 	// Timeline is the local timeline's first TimelineBytes bytes, as
-	// segments in order; TimelineHash is the BLAKE3 of those bytes, so a
-	// push can tell that the local timeline still starts with them.
+	// segments in order (the last segment's address tells a push that the
+	// local timeline still holds those bytes where they were).
 	Timeline      []Segment `json:"timeline"`
 	TimelineBytes int64     `json:"timeline_bytes"`
-	TimelineHash  cas.Hash  `json:"timeline_hash"`
 	LastSeq       uint64    `json:"last_seq"`
 	// Watermark is the first checkpoint a collection of the bucket keeps
 	// restorable (0: all); objects only earlier ones needed may be gone.

@@ -20,7 +20,7 @@ func sampleHead() *Head {
 			{Object: cas.Sum([]byte("a")), Bytes: 700, FirstSeq: 1, LastSeq: 4},
 			{Object: cas.Sum([]byte("b")), Bytes: 300, FirstSeq: 5, LastSeq: 6},
 		},
-		TimelineBytes: 1000, TimelineHash: cas.Sum([]byte("timeline")), LastSeq: 6,
+		TimelineBytes: 1000, LastSeq: 6,
 		Baseline: &Baseline{Object: cas.Sum([]byte("c")), Paths: 3, Taken: time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)},
 		Files:    map[string]cas.Hash{"marks.jsonl": cas.Sum([]byte("m")), "sessions/s1.jsonl": cas.Sum([]byte("s"))},
 	}

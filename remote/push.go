@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -117,15 +118,10 @@ func pushOnce(ctx context.Context, b *Bucket, o PushOptions, up *uploader, res *
 		head = &Head{Version: HeadVersion, Workspace: o.Workspace, Created: now}
 	}
 	head.Root, head.Host, head.Updated = o.Root, o.Host, now
-	timeline, err := os.ReadFile(workspace.Layout(o.Store).Timeline())
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
+	seg, err := newTimeline(workspace.Layout(o.Store).Timeline(), head)
+	if err != nil {
+		return fmt.Errorf("%w: push this workspace under a new id (remove the workspace line of %s)", err, workspace.Layout(o.Store).Remotes())
 	}
-	timeline = timeline[:bytes.LastIndexByte(timeline, '\n')+1] // whole lines only
-	if int64(len(timeline)) < head.TimelineBytes || cas.Sum(timeline[:head.TimelineBytes]) != head.TimelineHash && head.TimelineBytes > 0 {
-		return fmt.Errorf("the local timeline no longer starts with the %d bytes pushed to %s (was it repaired since?): push this workspace under a new id (remove the workspace line of %s)", head.TimelineBytes, b, workspace.Layout(o.Store).Remotes())
-	}
-	seg := timeline[head.TimelineBytes:]
 	var needed []cas.Hash
 	if len(seg) > 0 {
 		s := Segment{Bytes: int64(len(seg))}
@@ -164,7 +160,6 @@ func pushOnce(ctx context.Context, b *Bucket, o PushOptions, up *uploader, res *
 		head.Timeline = append(head.Timeline, s)
 		head.TimelineBytes += s.Bytes
 		head.LastSeq = s.LastSeq
-		head.TimelineHash = cas.Sum(timeline)
 		res.Records += n
 	}
 	if head.Baseline == nil {
@@ -194,6 +189,45 @@ func pushOnce(ctx context.Context, b *Bucket, o PushOptions, up *uploader, res *
 	}
 	res.LastSeq = head.LastSeq
 	return nil
+}
+
+// newTimeline returns the whole lines of the local timeline after the
+// head's, reading from where the head's last segment begins: those bytes
+// must still be that segment, or the local timeline changed under the
+// bucket (a repair removed a line) and nothing is pushed.
+func newTimeline(path string, head *Head) ([]byte, error) {
+	from := head.TimelineBytes
+	var last *Segment
+	if n := len(head.Timeline); n > 0 {
+		last = &head.Timeline[n-1]
+		from -= last.Bytes
+	}
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) && head.TimelineBytes == 0 {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() < head.TimelineBytes {
+		return nil, fmt.Errorf("the local timeline is %d bytes, shorter than the %d pushed to the bucket", st.Size(), head.TimelineBytes)
+	}
+	buf := make([]byte, st.Size()-from)
+	if _, err := f.ReadAt(buf, from); err != nil && err != io.EOF {
+		return nil, err
+	}
+	if last != nil {
+		if cas.Sum(buf[:last.Bytes]) != last.Object {
+			return nil, errors.New("the local timeline no longer holds the bytes pushed to the bucket where they were (was it repaired since?)")
+		}
+		buf = buf[last.Bytes:]
+	}
+	return buf[:bytes.LastIndexByte(buf, '\n')+1], nil // whole lines only
 }
 
 // pushLogs ships the marks and session logs whose content changed.

@@ -252,6 +252,28 @@ func TestAgainstSeaweedFS(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+	t.Run("a push refuses a timeline changed under the bucket", func(t *testing.T) {
+		b := open(t, endpoint)
+		s := newTestStore(t)
+		for i := range 3 {
+			s.window("a.txt", strings.Repeat("v", i), strings.Repeat("v", i+1))
+		}
+		if _, err := s.push(b, "wsT"); err != nil {
+			t.Fatal(err)
+		}
+		s.window("b.txt", "", "b\n")
+		if res, err := s.push(b, "wsT"); err != nil || res.Records != 4 {
+			t.Fatalf("second push: %+v, %v", res, err)
+		}
+		// A repair took the first line out: every later byte moved.
+		path := filepath.Join(s.dir, index.TimelineFile)
+		data, _ := os.ReadFile(path)
+		os.WriteFile(path, data[bytes.IndexByte(data, '\n')+1:], 0o600)
+		s.window("c.txt", "", "c\n")
+		if _, err := s.push(b, "wsT"); err == nil || !strings.Contains(err.Error(), "no longer holds the bytes pushed") {
+			t.Fatalf("push over a changed timeline: %v", err)
+		}
+	})
 	t.Run("a damaged object in the bucket is never restored", func(t *testing.T) {
 		b := open(t, endpoint)
 		s := newTestStore(t)
