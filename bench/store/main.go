@@ -27,6 +27,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ckfs-dev/ckfs/workspace"
+
 	"github.com/ckfs-dev/ckfs/bench/internal/benchkit"
 
 	"github.com/ckfs-dev/ckfs/cas"
@@ -78,7 +80,7 @@ func session(dir string) {
 	benchkit.Run(genv, repo, "git", "init", "-q")
 	benchkit.Run(genv, repo, "git", "add", "-A")
 	benchkit.Run(genv, repo, "git", "commit", "-q", "-m", "base")
-	shadowBase := benchkit.DirBytes(shadow)
+	shadowBase := workspace.DirBytes(shadow)
 
 	benchkit.Run(env, "/", *ckfsBin, "mount", repo)
 	benchkit.Unmounted(repo)
@@ -114,7 +116,7 @@ func session(dir string) {
 		}
 	}
 	ckfsBytes := du.Stored + du.Timeline
-	shadowBytes := benchkit.DirBytes(shadow) - shadowBase
+	shadowBytes := workspace.DirBytes(shadow) - shadowBase
 	fmt.Printf("Store size after %d edits of %d Go source files (%.1f KB average, from the Go distribution), one window per edit\n\n",
 		*nEdits, len(paths), float64(baseBytes)/float64(len(paths))/1000)
 	fmt.Println("| store | bytes | vs full copies |")
@@ -194,7 +196,7 @@ func verify(dir string) {
 	}
 	benchkit.Check(s.Sync())
 	env := append(os.Environ(), "CKFS_HOME="+filepath.Join(dir, "home"))
-	stored := benchkit.DirBytes(filepath.Join(store, "objects"))
+	stored := workspace.DirBytes(filepath.Join(store, "objects"))
 	timeIt := func(cold bool) float64 {
 		if cold {
 			exec.Command("sync").Run()

@@ -6,12 +6,10 @@ package benchkit
 import (
 	"bytes"
 	"fmt"
-	"io/fs"
 	"log"
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -87,20 +85,6 @@ func Run(env []string, dir, name string, args ...string) []byte {
 func Median(ts []time.Duration) time.Duration {
 	sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
 	return ts[len(ts)/2]
-}
-
-// DirBytes sums the sizes of the files under dir.
-func DirBytes(dir string) int64 {
-	var n int64
-	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			if i, err := d.Info(); err == nil {
-				n += i.Size()
-			}
-		}
-		return nil
-	})
-	return n
 }
 
 // Machine describes the run for a table's header: date, CPUs, kernel, Go.
