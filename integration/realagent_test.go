@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ckfs-dev/ckfs/internal/testenv"
 )
 
 // The real agent CLIs, pinned: installed from npm into a cache outside the
@@ -60,17 +62,12 @@ func installAgent(pkg, version, bin string) (string, error) {
 	defer cancel()
 	c := exec.CommandContext(ctx, "npm", "install", "--no-audit", "--no-fund", "--prefix", dir, pkg+"@"+version)
 	if out, err := c.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("npm install: %v: %s", err, lastLines(string(out), 5))
+		return "", fmt.Errorf("npm install: %v: %s", err, testenv.LastLines(string(out), 5))
 	}
 	if _, err := os.Stat(exe); err != nil {
 		return "", errors.New("npm installed no " + bin)
 	}
 	return exe, nil
-}
-
-func lastLines(s string, n int) string {
-	ls := strings.Split(strings.TrimSpace(s), "\n")
-	return strings.Join(ls[max(0, len(ls)-n):], "\n")
 }
 
 // keepTranscript copies the transcript a real CLI wrote to the file named

@@ -43,7 +43,7 @@ func SeaweedFS(t testing.TB, bucket string) string {
 	build.Stderr = &stderr
 	out, err := build.Output()
 	if err != nil {
-		unavailable(fmt.Sprintf("scripts/seaweedfs: %v: %s", err, lastLines(stderr.String(), 5)))
+		unavailable(fmt.Sprintf("scripts/seaweedfs: %v: %s", err, LastLines(stderr.String(), 5)))
 	}
 	weed := strings.TrimSpace(string(out))
 	dir := t.TempDir()
@@ -94,12 +94,12 @@ func SeaweedFS(t testing.TB, bucket string) string {
 		select {
 		case <-exited:
 			b, _ := os.ReadFile(filepath.Join(dir, "weed.log"))
-			unavailable("weed mini exited: " + lastLines(string(b), 10))
+			unavailable("weed mini exited: " + LastLines(string(b), 10))
 		case <-time.After(200 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
 			b, _ := os.ReadFile(filepath.Join(dir, "weed.log"))
-			t.Fatalf("SeaweedFS did not serve bucket %s within 90 s: %s", bucket, lastLines(string(b), 10))
+			t.Fatalf("SeaweedFS did not serve bucket %s within 90 s: %s", bucket, LastLines(string(b), 10))
 		}
 	}
 }
@@ -154,7 +154,9 @@ func repoFile(rel string) (string, error) {
 	}
 }
 
-func lastLines(s string, n int) string {
+// LastLines returns the last n lines of s (a failed tool's output, for a
+// test's message).
+func LastLines(s string, n int) string {
 	ls := strings.Split(strings.TrimSpace(s), "\n")
 	return strings.Join(ls[max(0, len(ls)-n):], "\n")
 }
