@@ -2,11 +2,13 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
 	"time"
 
+	"github.com/ckfs-dev/ckfs/capture"
 	"github.com/ckfs-dev/ckfs/remote"
 	"github.com/ckfs-dev/ckfs/workspace"
 )
@@ -137,6 +139,13 @@ func (d *daemon) pushAll(ctx context.Context) error {
 				// never walks its own mount.
 				Walk:     fmt.Sprintf("/proc/self/fd/%d/", d.rootFd),
 				Excluded: d.rec.Excluded, MaxFileSize: d.o.MaxFileSize,
+				Flush: func() error {
+					// At unmount capture has closed, every record written.
+					if err := d.rec.Flush(); !errors.Is(err, capture.ErrClosed) {
+						return err
+					}
+					return nil
+				},
 			})
 			if err == nil {
 				d.log.Info("pushed", "remote", name, "last_seq", res.LastSeq, "records", res.Records, "uploaded", res.Uploaded)

@@ -33,6 +33,10 @@ type PushOptions struct {
 	// follows.
 	Excluded    func(rel string) bool
 	MaxFileSize int64
+	// Flush, if set, runs first: a daemon records the post-images of
+	// files still being written (the CLI asks it over its socket; the
+	// daemon's own uploader calls its recorder).
+	Flush func() error
 	// Progress, if set, is told of each object checked.
 	Progress func(done, total int)
 }
@@ -63,9 +67,10 @@ func Push(ctx context.Context, b *Bucket, o PushOptions) (*PushResult, error) {
 	if !ValidWorkspace(o.Workspace) {
 		return nil, fmt.Errorf("bad workspace id %q", o.Workspace)
 	}
-	if st, err := workspace.ReadDaemonState(o.Store); err == nil && workspace.ProcessAlive(st.PID) {
-		// Post-images still being written are recorded first.
-		workspace.Call(o.Store, workspace.Request{Op: "flush"})
+	if o.Flush != nil {
+		if err := o.Flush(); err != nil {
+			return nil, fmt.Errorf("record the files still being written first: %w", err)
+		}
 	}
 	local, err := cas.Open(o.Store, nil)
 	if err != nil {

@@ -120,7 +120,11 @@ func UpdateRemotes(store string, change func(*Remotes) error) (*Remotes, error) 
 	if err != nil {
 		return nil, err
 	}
-	return c, durable.WriteFile(Layout(store).Remotes(), append(b, '\n'), 0o600)
+	b = append(b, '\n')
+	if old, err := os.ReadFile(Layout(store).Remotes()); err == nil && bytes.Equal(old, b) {
+		return c, nil // unchanged: no write, no sync
+	}
+	return c, durable.WriteFile(Layout(store).Remotes(), b, 0o600)
 }
 
 // PushCeiling is how far a collection may move the watermark of a store

@@ -183,6 +183,13 @@ completed by the next one. Safe while mounted and while agents work.`,
 			res, err := remote.Push(cmd.Context(), b, remote.PushOptions{
 				Store: store, Name: name, Workspace: c.Workspace, Root: meta.Root, Host: host,
 				Excluded: ex.Excluded, MaxFileSize: cfg.Capture.MaxFileSize,
+				Flush: func() error {
+					if st, err := workspace.ReadDaemonState(store); err != nil || !workspace.ProcessAlive(st.PID) {
+						return nil // not mounted: nothing is being written
+					}
+					_, err := workspace.Call(store, workspace.Request{Op: "flush"})
+					return err
+				},
 			})
 			if err != nil {
 				return err
