@@ -90,6 +90,17 @@ func Load(path, root string) (*Config, error) {
 	return Parse(path, data, root)
 }
 
+// For returns the effective configuration for the repository at root
+// from the file Path names, and that file's path.
+func For(root string) (*Config, string, error) {
+	path, err := Path()
+	if err != nil {
+		return nil, "", err
+	}
+	c, err := Load(path, root)
+	return c, path, err
+}
+
 // Value renders the value of a key for people.
 func (c *Config) Value(key string) string {
 	switch key {

@@ -35,7 +35,7 @@ func (d *daemon) maybeCollect(now time.Time) {
 	if n := workspace.DirBytes(workspace.Layout(d.o.Store).Objects()); n <= r.MaxSize {
 		return
 	}
-	if _, err := d.collect(gc.Policy{Keep: r.Keep, MaxAge: r.MaxAge, MaxSize: r.MaxSize}, false); err != nil {
+	if _, err := d.collect(gc.RetentionPolicy(r), false); err != nil {
 		d.log.Error("automatic collection", "err", err)
 	}
 }
@@ -49,7 +49,7 @@ func (d *daemon) collectAtStop(tl *index.Writer) {
 	}
 	d.opMu.Lock()
 	defer d.opMu.Unlock()
-	res, err := gc.Collect(workspace.CollectOptions(d.o.Store, d.store, gc.Policy{Keep: r.Keep, MaxAge: r.MaxAge, MaxSize: r.MaxSize}, false,
+	res, err := gc.Collect(workspace.CollectOptions(d.o.Store, d.store, gc.RetentionPolicy(r), false,
 		func(fn func(func(...*index.Record) error) error) error { return fn(tl.Append) }))
 	if err != nil {
 		d.log.Error("collection after unmount", "err", err)

@@ -114,11 +114,7 @@ func configPathChecked(dir string) (string, string) {
 	if err != nil {
 		root = dir
 	}
-	path, err := config.Path()
-	if err != nil {
-		return "", err.Error()
-	}
-	_, err = config.Load(path, root)
+	_, path, err := config.For(root)
 	if err != nil {
 		return "", err.Error()
 	}

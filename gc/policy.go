@@ -10,6 +10,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/ckfs-dev/ckfs/config"
 	"github.com/ckfs-dev/ckfs/index"
 )
 
@@ -159,4 +160,9 @@ func candidates(cps []*index.Record, from uint64) []uint64 {
 		}
 	}
 	return out
+}
+
+// RetentionPolicy is the configured retention as a policy.
+func RetentionPolicy(r config.Retention) Policy {
+	return Policy{Keep: r.Keep, MaxAge: r.MaxAge, MaxSize: r.MaxSize}
 }

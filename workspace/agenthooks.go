@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ckfs-dev/ckfs/internal/durable"
 	"github.com/ckfs-dev/ckfs/transcript"
 )
 
@@ -198,4 +199,27 @@ func findHook(have []any, g map[string]any, match func(cmd string) bool) map[str
 		}
 	}
 	return nil
+}
+
+// AgentArgs are the arguments that give the agent ckfs's hooks for one
+// run: for Claude Code a settings file kept in the store (never in the
+// repository or the user's own settings), for Codex the hooks as a
+// configuration override, with the trust bypass Codex needs to run hooks
+// nobody has reviewed.
+func AgentArgs(store, exe, agent string) ([]string, error) {
+	switch agent {
+	case transcript.Claude:
+		settings := Layout(store).ClaudeSettings()
+		b, _ := json.MarshalIndent(HookSettings(exe, transcript.Claude), "", "  ")
+		if err := os.MkdirAll(filepath.Dir(settings), 0o700); err != nil {
+			return nil, err
+		}
+		if err := durable.WriteFile(settings, append(b, '\n'), 0o600); err != nil {
+			return nil, err
+		}
+		return []string{"--settings", settings}, nil
+	case transcript.Codex:
+		return []string{"-c", "hooks=" + TOMLInline(HookSettings(exe, transcript.Codex)["hooks"]), "--dangerously-bypass-hook-trust"}, nil
+	}
+	return nil, fmt.Errorf("no hooks for agent %q", agent)
 }

@@ -180,3 +180,19 @@ func ReadDaemonState(store string) (*DaemonState, error) {
 	}
 	return &d, nil
 }
+
+// CheckMountable refuses to serve root from store at mountpoint when the
+// store serves another root, a live daemon serves it already, or a dead
+// mount sits at mountpoint.
+func CheckMountable(store, root, mountpoint string) error {
+	if m, err := ReadMeta(store); err == nil && m.Root != root {
+		return Errorf(ErrRefused, "store %s serves %s, not %s: use another --store", store, m.Root, root)
+	}
+	if st, err := ReadDaemonState(store); err == nil && ProcessAlive(st.PID) {
+		return Errorf(ErrBusy, "%s is already mounted at %s by daemon pid %d: ckfs unmount %s first", root, st.Mountpoint, st.PID, st.Mountpoint)
+	}
+	if MountedAt(mountpoint) {
+		return Errorf(ErrBusy, "%s has a ckfs mount whose daemon is gone: run ckfs unmount %s", mountpoint, mountpoint)
+	}
+	return nil
+}

@@ -3,6 +3,7 @@ package workspace
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"strconv"
 
@@ -29,11 +30,7 @@ func OpenView(cmdStore func() (string, *Meta, error)) (*View, error) {
 		return nil, err
 	}
 	v := &View{Store: store, Meta: meta}
-	if st, err := ReadDaemonState(store); err == nil && ProcessAlive(st.PID) {
-		if _, err := Call(store, Request{Op: "flush"}); err == nil {
-			v.Mounted = true
-		}
-	}
+	v.Mounted, _ = Flush(store)
 	recs, tail, err := index.Load(Layout(store).Timeline())
 	if err != nil {
 		return nil, err
@@ -46,6 +43,18 @@ func OpenView(cmdStore func() (string, *Meta, error)) (*View, error) {
 		return nil, err
 	}
 	return v, nil
+}
+
+// Flush asks the live daemon of store, if there is one, to record the
+// post-images of files still being written, and says whether it did.
+// Without a live daemon nothing is being written.
+func Flush(store string) (bool, error) {
+	st, err := ReadDaemonState(store)
+	if err != nil || !ProcessAlive(st.PID) {
+		return false, nil
+	}
+	_, err = Call(store, Request{Op: "flush"})
+	return err == nil, err
 }
 
 // Checkpoint resolves a checkpoint name: a seq, "now" (the end of the
@@ -124,4 +133,45 @@ func (v *View) DiskContent(rel string) ([]byte, index.FileType, error) {
 // and the command that repairs it.
 func BadTimeline(store string, tail *index.LineError) error {
 	return tail.Repair(Layout(store).Timeline())
+}
+
+// RewindTarget resolves where a rewind goes, from exactly one of: to (a
+// checkpoint name, as Checkpoint takes), last (before the last-th most
+// recent window that wrote) or undo (before the last rewind). what names
+// it for people. guard refuses an undo that would overwrite files changed
+// after the rewind it undoes (a preview or --force does not guard).
+func (v *View) RewindTarget(to string, last int, undo, guard bool) (target uint64, what string, err error) {
+	set := 0
+	for _, b := range []bool{to != "", last > 0, undo} {
+		if b {
+			set++
+		}
+	}
+	if set != 1 {
+		return 0, "", Errorf(ErrUsage, "give exactly one of --to CHECKPOINT, --last N or --undo")
+	}
+	switch {
+	case to != "":
+		if target, err = v.Checkpoint(to); err != nil {
+			return 0, "", err
+		}
+		return target, fmt.Sprintf("checkpoint %d", target), nil
+	case last > 0:
+		t, w, err := v.BeforeLast(last)
+		if err != nil {
+			return 0, "", err
+		}
+		return t, fmt.Sprintf("checkpoint %d, before window %s (%s)", t, w.ID, w.Tool), nil
+	}
+	t, op, err := rewind.UndoTarget(v.Records)
+	if err != nil {
+		return 0, "", Errorf(ErrRefused, "%v", err)
+	}
+	if changed := rewind.ChangedSince(v.Records, t, op); len(changed) > 0 && guard {
+		for i, p := range changed {
+			changed[i] = index.Display(p)
+		}
+		return 0, "", Errorf(ErrRefused, "undo of rewind %s refused; nothing was changed: these files changed after it, and undoing it would overwrite that work:\n  %s\nways out: rewind to a checkpoint of your choice instead (ckfs log lists them), or rerun with --force (the work is captured first, so ckfs rewind --files --undo brings it back)", op, strings.Join(changed, "\n  "))
+	}
+	return t, fmt.Sprintf("checkpoint %d, before rewind %s", t, op), nil
 }

@@ -1,16 +1,13 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 
-	"github.com/ckfs-dev/ckfs/internal/durable"
 	"github.com/ckfs-dev/ckfs/transcript"
+	"github.com/ckfs-dev/ckfs/ui"
 	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
 )
@@ -38,16 +35,10 @@ passes them for one run instead.`,
 			if err != nil {
 				return err
 			}
-			return printJSON(cmd.OutOrStdout(), workspace.HookSettings(exe, args[0]))
+			return ui.JSON(cmd.OutOrStdout(), workspace.HookSettings(exe, args[0]))
 		},
 	})
 	return cmd
-}
-
-func printJSON(out io.Writer, v any) error {
-	enc := json.NewEncoder(out)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 func newAgentCmd() *cobra.Command {
@@ -84,73 +75,15 @@ Set CKFS_CLAUDE or CKFS_CODEX to run another binary.`,
 	}
 }
 
-// agentBinaries are the agents' executables, and the variable that
-// overrides each.
-var agentBinaries = map[string][2]string{
-	transcript.Claude: {"claude", "CKFS_CLAUDE"},
-	transcript.Codex:  {"codex", "CKFS_CODEX"},
-}
-
 func runAgent(agent string, args []string, stdout, stderr io.Writer) error {
-	root, err := workspace.AbsDir(".")
-	if err != nil {
-		return err
-	}
 	exe, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	bin := os.Getenv(agentBinaries[agent][1])
-	if bin == "" {
-		bin = agentBinaries[agent][0]
-	}
-	if _, err := exec.LookPath(bin); err != nil {
-		pkg := map[string]string{transcript.Claude: "@anthropic-ai/claude-code", transcript.Codex: "@openai/codex"}[agent]
-		return fmt.Errorf("%s is not installed or not on PATH (npm install -g %s), or set %s", bin, pkg, agentBinaries[agent][1])
-	}
-	store, _, err := workspace.Find("", root)
-	mountedHere := false
-	if err != nil || !workspace.DaemonAlive(store) {
-		mount := exec.Command(exe, "mount", root)
-		mount.Stdout, mount.Stderr = stderr, stderr
-		if err := mount.Run(); err != nil {
-			return fmt.Errorf("mount %s before starting %s: %w", root, agent, err)
-		}
-		mountedHere = true
-		if store, _, err = workspace.Find("", root); err != nil {
-			return err
-		}
-	}
-	var pre []string
-	switch agent {
-	case transcript.Claude:
-		settings := workspace.Layout(store).ClaudeSettings()
-		b, _ := json.MarshalIndent(workspace.HookSettings(exe, transcript.Claude), "", "  ")
-		if err := os.MkdirAll(filepath.Dir(settings), 0o700); err != nil {
-			return err
-		}
-		if err := durable.WriteFile(settings, append(b, '\n'), 0o600); err != nil {
-			return err
-		}
-		pre = []string{"--settings", settings}
-	case transcript.Codex:
-		pre = []string{"-c", "hooks=" + workspace.TOMLInline(workspace.HookSettings(exe, transcript.Codex)["hooks"]), "--dangerously-bypass-hook-trust"}
-	}
-	c := exec.Command(bin, append(pre, args...)...)
-	c.Dir = root // entered after the mount: the agent sees the mounted view
-	c.Stdin, c.Stdout, c.Stderr = os.Stdin, stdout, stderr
-	c.Env = append(os.Environ(), "CKFS_STORE="+store)
-	runErr := c.Run()
-	if mountedHere {
-		um := exec.Command(exe, "unmount", root)
-		um.Dir = "/"
-		if out, err := um.CombinedOutput(); err != nil {
-			fmt.Fprintf(stderr, "ckfs: %s stays mounted: %s", root, out)
-		}
-	}
+	err = workspace.RunAgent(exe, agent, args, stdout, stderr)
 	var ee *exec.ExitError
-	if errors.As(runErr, &ee) {
-		return &exitError{code: ee.ExitCode(), err: runErr, silent: true}
+	if errors.As(err, &ee) {
+		return &exitError{code: ee.ExitCode(), err: err, silent: true}
 	}
-	return runErr
+	return err
 }

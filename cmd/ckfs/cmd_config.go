@@ -2,10 +2,10 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 
 	"github.com/ckfs-dev/ckfs/config"
+	"github.com/ckfs-dev/ckfs/ui"
 	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
 )
@@ -51,30 +51,10 @@ func runConfigShow(ctx context.Context, o configShowOptions, stdout io.Writer) e
 	if err != nil {
 		return workspace.Errorf(workspace.ErrUsage, "config show: %v", err)
 	}
-	c, path, err := loadConfig(root)
+	c, path, err := config.For(root)
 	if err != nil {
 		return err
 	}
-	printConfig(stdout, c, path, root, o.JSON)
+	ui.Config(stdout, c, path, root, o.JSON)
 	return nil
-}
-
-func printConfig(out io.Writer, c *config.Config, path, root string, asJSON bool) {
-	if asJSON {
-		type entry struct {
-			Key    string `json:"key"`
-			Value  string `json:"value"`
-			Source string `json:"source"`
-		}
-		var es []entry
-		for _, k := range config.Keys {
-			es = append(es, entry{k, c.Value(k), c.Sources[k]})
-		}
-		printJSON(out, map[string]any{"file": path, "repository": root, "settings": es})
-		return
-	}
-	fmt.Fprintf(out, "# configuration file: %s\n# repository: %s\n", path, root)
-	for _, k := range config.Keys {
-		fmt.Fprintf(out, "%-24s = %-22s # %s\n", k, c.Value(k), c.Sources[k])
-	}
 }

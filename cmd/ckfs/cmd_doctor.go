@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/ckfs-dev/ckfs/doctor"
+	"github.com/ckfs-dev/ckfs/ui"
 	"github.com/spf13/cobra"
 )
 
@@ -46,15 +46,6 @@ when a check fails.`,
 	return cmd
 }
 
-func printDiagnoses(out io.Writer, ds []doctor.Diagnosis) {
-	for _, d := range ds {
-		fmt.Fprintf(out, "%-5s %s: %s\n", strings.ToUpper(d.Status), d.Check, d.Detail)
-		if d.Fix != "" {
-			fmt.Fprintf(out, "      fix: %s\n", d.Fix)
-		}
-	}
-}
-
 // runDoctor runs every check and prints them.
 func runDoctor(ctx context.Context, o doctorOptions, stdout io.Writer) error {
 	ds := doctor.Diagnose(o.Dir, o.Store)
@@ -65,9 +56,9 @@ func runDoctor(ctx context.Context, o doctorOptions, stdout io.Writer) error {
 		}
 	}
 	if o.JSON {
-		printJSON(stdout, ds)
+		ui.JSON(stdout, ds)
 	} else {
-		printDiagnoses(stdout, ds)
+		ui.Diagnoses(stdout, ds)
 	}
 	if failed > 0 {
 		return &exitError{code: ExitError, err: fmt.Errorf("%d checks failed", failed), silent: o.JSON}

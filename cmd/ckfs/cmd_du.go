@@ -2,11 +2,10 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 
-	"github.com/ckfs-dev/ckfs/config"
 	"github.com/ckfs-dev/ckfs/gc"
+	"github.com/ckfs-dev/ckfs/ui"
 	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
 )
@@ -47,43 +46,9 @@ what the retention policy no longer keeps.`,
 	return cmd
 }
 
-func printDU(out io.Writer, u *gc.Usage, asJSON bool) {
-	if asJSON {
-		printJSON(out, u)
-		return
-	}
-	sz := config.FormatSize
-	fmt.Fprintf(out, "store %s\n", u.Store)
-	fmt.Fprintf(out, "  %s in %d objects (%s of content, compression %.1fx) + %s timeline (%d records)\n",
-		sz(u.StoredBytes), u.Objects, sz(u.ContentBytes), u.CompressionRatio, sz(u.TimelineBytes), u.Records)
-	fmt.Fprintf(out, "  a full copy at every image would take %s: dedup %.1fx, store is %.1fx smaller\n",
-		sz(u.FullCopyBytes), u.DedupRatio, u.SavingRatio)
-	if u.Watermark > 0 {
-		fmt.Fprintf(out, "  checkpoints before %d were collected (ckfs gc)\n", u.Watermark)
-	}
-	if len(u.Windows) > 0 {
-		fmt.Fprintln(out, "largest windows (new content they stored):")
-		for _, w := range u.Windows {
-			fmt.Fprintf(out, "  %10s  %4d objects  %s %s\n", sz(w.StoredBytes), w.Objects, w.ID, w.Tool)
-		}
-	}
-	if len(u.Sessions) > 0 {
-		fmt.Fprintln(out, "per agent session:")
-		for _, s := range u.Sessions {
-			fmt.Fprintf(out, "  %10s  %4d objects  %s\n", sz(s.StoredBytes), s.Objects, s.ID)
-		}
-	}
-	if len(u.Files) > 0 {
-		fmt.Fprintln(out, "largest files (all their stored versions):")
-		for _, f := range u.Files {
-			fmt.Fprintf(out, "  %10s  %4d versions  %s\n", sz(f.StoredBytes), f.Versions, f.Path)
-		}
-	}
-}
-
 // runDU prints what the store holds.
 func runDU(ctx context.Context, o duOptions, stdout io.Writer) error {
-	v, err := openView(func() (string, *workspace.Meta, error) { return workspace.Find(o.Store, o.Dir) })
+	v, err := workspace.OpenView(func() (string, *workspace.Meta, error) { return workspace.Find(o.Store, o.Dir) })
 	if err != nil {
 		return err
 	}
@@ -91,6 +56,9 @@ func runDU(ctx context.Context, o duOptions, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	printDU(stdout, u, o.JSON)
+	if o.JSON {
+		return ui.JSON(stdout, u)
+	}
+	ui.DU(stdout, u)
 	return nil
 }

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"fmt"
 	"io"
-	"maps"
-	"slices"
-	"strings"
 
 	"github.com/ckfs-dev/ckfs/config"
 	"github.com/ckfs-dev/ckfs/gc"
 	"github.com/ckfs-dev/ckfs/remote"
+	"github.com/ckfs-dev/ckfs/ui"
 	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
 )
@@ -97,20 +94,9 @@ func runRemoteGC(cmd *cobra.Command, o gcOptions, out io.Writer) error {
 		return err
 	}
 	if o.JSON {
-		return printJSON(out, res)
+		return ui.JSON(out, res)
 	}
-	verb, freed := "deleted", "freed"
-	if res.DryRun {
-		verb, freed = "would delete", "would free"
-	}
-	fmt.Fprintf(out, "%s: %d %s, retention per workspace: %s\n", b, res.Workspaces, plural(res.Workspaces, "workspace", "workspaces"), ro.Policy)
-	for _, id := range res.Dropped {
-		fmt.Fprintf(out, "dropped workspace %s (not pushed to for %s)\n", id, o.DropAfter)
-	}
-	for _, id := range slices.Sorted(maps.Keys(res.Watermarks)) {
-		fmt.Fprintf(out, "workspace %s: checkpoints from %d on %s restorable\n", id, res.Watermarks[id], map[bool]string{true: "would stay", false: "stay"}[res.DryRun])
-	}
-	fmt.Fprintf(out, "%s %d of %d objects, %s %s; %d needed, %d younger than the grace period kept\n", verb, res.Deleted, res.Objects, freed, config.FormatSize(res.Freed), res.Live, res.KeptYoung)
+	ui.RemoteGC(out, b.String(), res, ro.Policy, o.DropAfter)
 	return nil
 }
 
@@ -119,11 +105,11 @@ func runGC(cmd *cobra.Command, dir string, o gcOptions, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cfg, _, err := loadConfig(meta.Root)
+	cfg, _, err := config.For(meta.Root)
 	if err != nil {
 		return err
 	}
-	p := retentionPolicy(cfg)
+	p := gc.RetentionPolicy(cfg.Retention)
 	if o.KeepLast != 0 {
 		if o.KeepLast < 1 {
 			return workspace.Errorf(workspace.ErrUsage, "--keep-last %d: keep at least 1 checkpoint", o.KeepLast)
@@ -144,52 +130,9 @@ func runGC(cmd *cobra.Command, dir string, o gcOptions, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	printGC(out, res, o.JSON)
+	if o.JSON {
+		return ui.JSON(out, res)
+	}
+	ui.GC(out, res)
 	return nil
-}
-
-func printGC(out io.Writer, r *gc.Result, asJSON bool) {
-	if asJSON {
-		printJSON(out, r)
-		return
-	}
-	verb, freed := "deleted", "freed"
-	if r.DryRun {
-		verb, freed = "would delete", "would free"
-	}
-	fmt.Fprintf(out, "policy: %s\n", r.Policy)
-	switch {
-	case r.Missing > 0 || r.Damaged > 0:
-		fmt.Fprintf(out, "checkpoints from %d on are kept, but not all can be restored: %d objects they need are missing and %d are damaged; run ckfs verify (--repair recovers what it can)\n", max(r.Watermark, 1), r.Missing, r.Damaged)
-	case r.Watermark == 0:
-		fmt.Fprintf(out, "all %d checkpoints stay restorable\n", r.Checkpoints)
-	case r.Watermark > r.Previous:
-		fmt.Fprintf(out, "checkpoints from %d on stay restorable (%d of %d): %s\n", r.Watermark, r.Restorable, r.Checkpoints, joinReasons(r.Reasons))
-	default:
-		fmt.Fprintf(out, "checkpoints from %d on stay restorable (%d of %d), as before\n", r.Watermark, r.Restorable, r.Checkpoints)
-	}
-	for _, why := range r.Reasons {
-		if strings.HasPrefix(why, "held back: ") && r.Watermark <= r.Previous {
-			fmt.Fprintln(out, why)
-		}
-	}
-	fmt.Fprintf(out, "%s %d of %d objects, %s %s; %d objects (%s) kept\n", verb, r.Deleted, r.Objects, freed,
-		config.FormatSize(r.Freed), r.Live, config.FormatSize(r.Needed))
-	if r.KeptRecent > 0 {
-		fmt.Fprintf(out, "kept %d objects stored while collecting\n", r.KeptRecent)
-	}
-	if r.TempsRemoved > 0 {
-		fmt.Fprintf(out, "removed %d temp files left by a crash\n", r.TempsRemoved)
-	}
-}
-
-func joinReasons(rs []string) string {
-	s := ""
-	for i, r := range rs {
-		if i > 0 {
-			s += "; "
-		}
-		s += r
-	}
-	return s
 }

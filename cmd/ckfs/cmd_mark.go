@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/ckfs-dev/ckfs/ui"
 	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
 )
@@ -53,7 +54,7 @@ func runMark(ctx context.Context, o markOptions, stdout io.Writer) error {
 		return err
 	}
 	if o.JSON {
-		return printJSON(stdout, m)
+		return ui.JSON(stdout, m)
 	}
 	fmt.Fprintf(stdout, "mark %d: files at checkpoint %d", m.Mark, m.Files)
 	if c := m.Conversation; c != nil {

@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/ckfs-dev/ckfs/capture"
+	"github.com/ckfs-dev/ckfs/config"
 	"github.com/ckfs-dev/ckfs/daemon"
 	"github.com/ckfs-dev/ckfs/doctor"
 	"github.com/ckfs-dev/ckfs/workspace"
@@ -51,7 +52,7 @@ serving, with the daemon running in the background.`,
 			if o.Store, err = storeFor(cmd, root); err != nil {
 				return err
 			}
-			cfg, _, err := loadConfig(root)
+			cfg, _, err := config.For(root)
 			if err != nil {
 				return err
 			}
@@ -75,14 +76,8 @@ serving, with the daemon running in the background.`,
 }
 
 func runMount(ctx context.Context, o mountOptions, stdout, stderr io.Writer) error {
-	if m, err := workspace.ReadMeta(o.Store); err == nil && m.Root != o.Root {
-		return workspace.Errorf(workspace.ErrRefused, "store %s serves %s, not %s: use another --store", o.Store, m.Root, o.Root)
-	}
-	if st, err := workspace.ReadDaemonState(o.Store); err == nil && workspace.ProcessAlive(st.PID) {
-		return workspace.Errorf(workspace.ErrBusy, "%s is already mounted at %s by daemon pid %d: ckfs unmount %s first", o.Root, st.Mountpoint, st.PID, st.Mountpoint)
-	}
-	if workspace.MountedAt(o.Mountpoint) {
-		return workspace.Errorf(workspace.ErrBusy, "%s has a ckfs mount whose daemon is gone: run ckfs unmount %s", o.Mountpoint, o.Mountpoint)
+	if err := workspace.CheckMountable(o.Store, o.Root, o.Mountpoint); err != nil {
+		return err
 	}
 	if o.Foreground {
 		fmt.Fprintf(stderr, "serving %s at %s in the foreground (store %s); interrupt to unmount\n", o.Root, o.Mountpoint, o.Store)

@@ -2,13 +2,13 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"time"
 
 	"github.com/ckfs-dev/ckfs/capture"
 	"github.com/ckfs-dev/ckfs/config"
 	"github.com/ckfs-dev/ckfs/remote"
+	"github.com/ckfs-dev/ckfs/ui"
 	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
 )
@@ -171,7 +171,7 @@ completed by the next one. Safe while mounted and while agents work.`,
 			if err != nil {
 				return err
 			}
-			cfg, _, err := loadConfig(meta.Root)
+			cfg, _, err := config.For(meta.Root)
 			if err != nil {
 				return err
 			}
@@ -184,10 +184,7 @@ completed by the next one. Safe while mounted and while agents work.`,
 				Store: store, Name: name, Workspace: c.Workspace, Root: meta.Root, Host: host,
 				Excluded: ex.Excluded, MaxFileSize: cfg.Capture.MaxFileSize,
 				Flush: func() error {
-					if st, err := workspace.ReadDaemonState(store); err != nil || !workspace.ProcessAlive(st.PID) {
-						return nil // not mounted: nothing is being written
-					}
-					_, err := workspace.Call(store, workspace.Request{Op: "flush"})
+					_, err := workspace.Flush(store)
 					return err
 				},
 			})
@@ -195,30 +192,15 @@ completed by the next one. Safe while mounted and while agents work.`,
 				return err
 			}
 			if asJSON {
-				return printJSON(cmd.OutOrStdout(), res)
+				return ui.JSON(cmd.OutOrStdout(), res)
 			}
-			printPush(cmd.OutOrStdout(), b, res)
+			ui.Push(cmd.OutOrStdout(), b.String(), res)
 			return nil
 		},
 	}
 	f.add(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
-}
-
-func printPush(out io.Writer, b *remote.Bucket, r *remote.PushResult) {
-	if r.Records == 0 && r.Uploaded == 0 && r.Files == 0 && r.Baseline == 0 {
-		fmt.Fprintf(out, "workspace %s in %s: up to date (seq %d)\n", r.Workspace, b, r.LastSeq)
-		return
-	}
-	fmt.Fprintf(out, "workspace %s in %s: up to seq %d (%d new %s)\n", r.Workspace, b, r.LastSeq, r.Records, plural(r.Records, "record", "records"))
-	fmt.Fprintf(out, "uploaded %d objects (%s); %d were there already\n", r.Uploaded, config.FormatSize(r.UploadedBytes), max(0, r.Objects+r.Baseline-r.Uploaded))
-	if r.Baseline > 0 {
-		fmt.Fprintf(out, "baseline: %d paths\n", r.Baseline)
-	}
-	if r.Missing > 0 || r.Damaged > 0 {
-		fmt.Fprintf(out, "not uploaded: %d objects collected from the local store and %d damaged (ckfs verify): checkpoints that need them cannot be restored from the remote\n", r.Missing, r.Damaged)
-	}
 }
 
 func newWorkspacesCmd() *cobra.Command {
@@ -238,17 +220,12 @@ func newWorkspacesCmd() *cobra.Command {
 			hs, err := remote.Workspaces(cmd.Context(), b)
 			out := cmd.OutOrStdout()
 			if asJSON {
-				if jerr := printJSON(out, hs); jerr != nil {
+				if jerr := ui.JSON(out, hs); jerr != nil {
 					return jerr
 				}
 				return err
 			}
-			for _, h := range hs {
-				fmt.Fprintf(out, "%s  %s  seq %d  %s:%s\n", h.Workspace, h.Updated.Local().Format(time.DateTime), h.LastSeq, h.Host, h.Root)
-			}
-			if len(hs) == 0 && err == nil {
-				fmt.Fprintf(out, "no workspaces in %s\n", b)
-			}
+			ui.Workspaces(out, b.String(), hs, err)
 			return err
 		},
 	}
@@ -291,14 +268,9 @@ neither is .git: clone the repository and restore into a new directory.`,
 				return err
 			}
 			if asJSON {
-				return printJSON(cmd.OutOrStdout(), res)
+				return ui.JSON(cmd.OutOrStdout(), res)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "restored checkpoint %d of workspace %s into %s: %d %s, %d %s, %d %s, %s, in %.1fs\n",
-				res.Checkpoint, res.Workspace, res.Dir, res.Files, plural(res.Files, "file", "files"), res.Links, plural(res.Links, "symlink", "symlinks"),
-				res.Dirs, plural(res.Dirs, "directory", "directories"), config.FormatSize(res.Bytes), time.Since(start).Seconds())
-			for _, l := range res.Left {
-				fmt.Fprintf(cmd.OutOrStdout(), "  not restored: %s\n", l)
-			}
+			ui.Restore(cmd.OutOrStdout(), res, time.Since(start))
 			return nil
 		},
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ckfs-dev/ckfs/rewind"
+	"github.com/ckfs-dev/ckfs/ui"
 	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
 )
@@ -78,13 +79,13 @@ func runRevert(cmd *cobra.Command, o revertOptions, out io.Writer) error {
 	if o.Conflict != "refuse" && o.Conflict != "markers" {
 		return workspace.Errorf(workspace.ErrUsage, "--conflict=%s: use refuse or markers", o.Conflict)
 	}
-	v, err := openView(func() (string, *workspace.Meta, error) { return findStore(cmd, ".") })
+	v, err := workspace.OpenView(func() (string, *workspace.Meta, error) { return findStore(cmd, ".") })
 	if err != nil {
 		return err
 	}
 	req := rewind.Request{Revert: o.Windows, Paths: o.Paths, Markers: o.Conflict == "markers", Force: o.Force, Apply: !o.DryRun}
 	outcome, err := v.Rewind(req)
-	v.showOutcome(out, outcome, outcomeText{verb: "revert", done: "reverted", what: "window " + strings.Join(o.Windows, ", "), apply: "Run it without --dry-run to revert"},
+	ui.Outcome(out, v, outcome, ui.OutcomeText{Verb: "revert", Done: "reverted", What: "window " + strings.Join(o.Windows, ", "), Apply: "Run it without --dry-run to revert"},
 		o.Paths, o.JSON, o.Diff, o.Limit)
 	if err != nil {
 		var re *rewind.RefusedError

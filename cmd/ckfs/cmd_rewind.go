@@ -4,10 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
-	"github.com/ckfs-dev/ckfs/index"
 	"github.com/ckfs-dev/ckfs/rewind"
+	"github.com/ckfs-dev/ckfs/ui"
 	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
 )
@@ -106,7 +105,7 @@ keeping what came after it, see ckfs revert.`,
 }
 
 func runRewind(cmd *cobra.Command, o rewindOptions, out io.Writer) error {
-	v, err := openView(func() (string, *workspace.Meta, error) { return findStore(cmd, ".") })
+	v, err := workspace.OpenView(func() (string, *workspace.Meta, error) { return findStore(cmd, ".") })
 	if err != nil {
 		return err
 	}
@@ -127,47 +126,13 @@ func runRewind(cmd *cobra.Command, o rewindOptions, out io.Writer) error {
 	if o.Conversation || o.SumFrom || o.SumUpTo {
 		return workspace.Errorf(workspace.ErrUsage, "--conversation: a conversation rewind goes to a mark (--mark M), where both timelines were paired; ckfs log lists the marks")
 	}
-	var target uint64
-	var what string
-	set := 0
-	for _, b := range []bool{o.To != "", o.Last > 0, o.Undo} {
-		if b {
-			set++
-		}
+	// Undoing puts back what the rewind replaced: a rewind that would
+	// overwrite work done since is refused, a preview is not.
+	target, what, err := v.RewindTarget(o.To, o.Last, o.Undo, o.Files && !o.DryRun && !o.Force)
+	if err != nil {
+		return err
 	}
-	if set != 1 {
-		return workspace.Errorf(workspace.ErrUsage, "give exactly one of --to CHECKPOINT, --last N or --undo")
-	}
-	switch {
-	case o.To != "":
-		if target, err = v.Checkpoint(o.To); err != nil {
-			return err
-		}
-		what = fmt.Sprintf("checkpoint %d", target)
-	case o.Last > 0:
-		t, w, err := v.BeforeLast(o.Last)
-		if err != nil {
-			return err
-		}
-		target = t
-		what = fmt.Sprintf("checkpoint %d, before window %s (%s)", target, w.ID, w.Tool)
-	case o.Undo:
-		t, op, err := rewind.UndoTarget(v.Records)
-		if err != nil {
-			return workspace.Errorf(workspace.ErrRefused, "%v", err)
-		}
-		// Undoing puts back what the rewind replaced; work done since
-		// would be overwritten with it.
-		if changed := rewind.ChangedSince(v.Records, t, op); len(changed) > 0 && !o.Force && o.Files && !o.DryRun {
-			for i, p := range changed {
-				changed[i] = index.Display(p)
-			}
-			return workspace.Errorf(workspace.ErrRefused, "undo of rewind %s refused; nothing was changed: these files changed after it, and undoing it would overwrite that work:\n  %s\nways out: rewind to a checkpoint of your choice instead (ckfs log lists them), or rerun with --force (the work is captured first, so ckfs rewind --files --undo brings it back)", op, strings.Join(changed, "\n  "))
-		}
-		target = t
-		what = fmt.Sprintf("checkpoint %d, before rewind %s", target, op)
-	}
-	outcome, err := v.rewindFiles(o, target, what, out)
+	outcome, err := rewindFiles(v, o, target, what, out)
 	if err == nil && outcome != nil && !outcome.Applied && outcome.Report != nil && outcome.Report.Refused() {
 		// A preview is a question: its answer, refused, is exit code 3.
 		return &exitError{code: ExitRefused, err: errors.New("this rewind would be refused (see the checks above); nothing was changed"), silent: o.JSON}
@@ -176,10 +141,10 @@ func runRewind(cmd *cobra.Command, o rewindOptions, out io.Writer) error {
 }
 
 // rewindFiles runs (or previews) the file side and prints it.
-func (v *workspaceView) rewindFiles(o rewindOptions, target uint64, what string, out io.Writer) (*rewind.Outcome, error) {
+func rewindFiles(v *workspace.View, o rewindOptions, target uint64, what string, out io.Writer) (*rewind.Outcome, error) {
 	req := rewind.Request{Target: target, Force: o.Force, Apply: o.Files && !o.DryRun, Paths: o.Paths}
 	outcome, err := v.Rewind(req)
-	v.showOutcome(out, outcome, outcomeText{verb: "rewind the files to", done: "rewound the files to", what: what, apply: "Add --files to rewind the files"},
+	ui.Outcome(out, v, outcome, ui.OutcomeText{Verb: "rewind the files to", Done: "rewound the files to", What: what, Apply: "Add --files to rewind the files"},
 		o.Paths, o.JSON, o.Diff, o.Limit)
 	if err != nil {
 		var re *rewind.RefusedError
@@ -189,22 +154,4 @@ func (v *workspaceView) rewindFiles(o rewindOptions, target uint64, what string,
 		return outcome, err
 	}
 	return outcome, nil
-}
-
-func actionNames(as []rewind.Action) []string {
-	out := make([]string, len(as))
-	for i, a := range as {
-		out[i] = string(a)
-	}
-	return out
-}
-
-func indent(s, pre string) string {
-	lines := strings.SplitAfter(s, "\n")
-	for i, l := range lines {
-		if l != "" {
-			lines[i] = pre + l
-		}
-	}
-	return strings.Join(lines, "")
 }

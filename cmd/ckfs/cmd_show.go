@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/ui"
 	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
 )
@@ -55,7 +56,7 @@ func runShow(ctx context.Context, o showOptions, stdout io.Writer) error {
 	if err := index.ValidatePath(path); err != nil {
 		return workspace.Errorf(workspace.ErrUsage, "%v", err)
 	}
-	v, err := openView(func() (string, *workspace.Meta, error) { return workspace.Find(o.Store, ".") })
+	v, err := workspace.OpenView(func() (string, *workspace.Meta, error) { return workspace.Find(o.Store, ".") })
 	if err != nil {
 		return err
 	}
@@ -85,7 +86,7 @@ func runShow(ctx context.Context, o showOptions, stdout io.Writer) error {
 		} else {
 			out["content_base64"] = base64.StdEncoding.EncodeToString(b)
 		}
-		return printJSON(stdout, out)
+		return ui.JSON(stdout, out)
 	}
 	_, err = stdout.Write(b)
 	return err

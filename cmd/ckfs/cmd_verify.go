@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/ckfs-dev/ckfs/ui"
 	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
 )
@@ -52,34 +53,6 @@ code 1 when something is wrong.`,
 	return cmd
 }
 
-func printVerify(out io.Writer, r *workspace.VerifyReport, asJSON bool) {
-	if asJSON {
-		printJSON(out, r)
-		return
-	}
-	fmt.Fprintf(out, "store %s: %d objects (%d bytes), %d records\n", r.Store, r.Objects, r.Bytes, r.Records)
-	list := func(what string, items []string) {
-		for _, i := range items {
-			fmt.Fprintf(out, "  %s: %s\n", what, i)
-		}
-	}
-	list("corrupt object", r.Corrupt)
-	list("missing object", r.Missing)
-	if r.Tail != "" {
-		fmt.Fprintf(out, "  timeline: %s\n", r.Tail)
-	}
-	list("conversation log", r.ConvTails)
-	list("orphan temp file", r.OrphanTemps)
-	list("unfinished rewind (ckfs rewind --rollback or --abandon)", r.PendingJournals)
-	if len(r.Unrestorable) > 0 {
-		fmt.Fprintf(out, "  checkpoints no longer fully restorable: %v\n", r.Unrestorable)
-	}
-	list("repaired", r.Repaired)
-	if r.Clean {
-		fmt.Fprintln(out, "ok: every object verifies and every reference resolves")
-	}
-}
-
 // runVerify checks the store and reports (and with Repair mends) what is wrong.
 func runVerify(ctx context.Context, o verifyOptions, stdout, stderr io.Writer) error {
 	store, _, err := workspace.Find(o.Store, o.Dir)
@@ -87,11 +60,15 @@ func runVerify(ctx context.Context, o verifyOptions, stdout, stderr io.Writer) e
 		return err
 	}
 	rep, err := workspace.VerifyStore(store, o.Repair, time.Now(),
-		newProgress(stderr, "verifying objects", func() int64 { return workspace.ObjectBytes(store) }))
+		ui.NewProgress(stderr, "verifying objects", func() int64 { return workspace.ObjectBytes(store) }))
 	if err != nil {
 		return err
 	}
-	printVerify(stdout, rep, o.JSON)
+	if o.JSON {
+		ui.JSON(stdout, rep)
+	} else {
+		ui.Verify(stdout, rep)
+	}
 	if !rep.Clean && !o.Repair {
 		return &exitError{code: ExitError, err: fmt.Errorf("the store %s has problems (see above); ckfs verify --o.Repair fixes what can be fixed", store), silent: o.JSON}
 	}

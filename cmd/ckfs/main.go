@@ -47,7 +47,7 @@ func run(ctx context.Context, args []string) int {
 	root.SetArgs(args)
 	pg := startPager(root, args)
 	err := root.ExecuteContext(ctx)
-	pg.wait()
+	pg.Wait()
 	if err == nil {
 		return ExitOK
 	}

@@ -5,7 +5,9 @@ import (
 	"io"
 	"time"
 
+	"github.com/ckfs-dev/ckfs/config"
 	"github.com/ckfs-dev/ckfs/session"
+	"github.com/ckfs-dev/ckfs/ui"
 	"github.com/ckfs-dev/ckfs/workspace"
 )
 
@@ -13,7 +15,7 @@ import (
 // files to the mark's checkpoint, the conversation by a fork at the mark's
 // conversation position. Both sides are checked before either is written;
 // the files (the side that can refuse) go first.
-func runRewindMark(v *workspaceView, o rewindOptions, out io.Writer) error {
+func runRewindMark(v *workspace.View, o rewindOptions, out io.Writer) error {
 	if o.To != "" || o.Last > 0 || o.Undo {
 		return workspace.Errorf(workspace.ErrUsage, "give one of --to, --last, --undo or --mark")
 	}
@@ -36,7 +38,7 @@ func runRewindMark(v *workspaceView, o rewindOptions, out io.Writer) error {
 	doConv := o.Conversation || preview
 	summarizer := o.Summarizer
 	if summarizer == "" {
-		if cfg, _, err := loadConfig(v.Meta.Root); err == nil {
+		if cfg, _, err := config.For(v.Meta.Root); err == nil {
 			summarizer = cfg.Conversation.Summarizer
 		}
 	}
@@ -61,11 +63,11 @@ func runRewindMark(v *workspaceView, o rewindOptions, out io.Writer) error {
 		if o.JSON {
 			w = io.Discard
 		}
-		outcome, err := v.rewindFiles(fo, m.Files, fmt.Sprintf("mark %d (checkpoint %d)", m.Mark, m.Files), w)
+		outcome, err := rewindFiles(v, fo, m.Files, fmt.Sprintf("mark %d (checkpoint %d)", m.Mark, m.Files), w)
 		result["files"] = outcome
 		if err != nil {
 			if o.JSON {
-				printJSON(out, result)
+				ui.JSON(out, result)
 			}
 			return err
 		}
@@ -87,14 +89,14 @@ func runRewindMark(v *workspaceView, o rewindOptions, out io.Writer) error {
 			}
 			result["conversation"] = conv
 			if !o.JSON {
-				printConvPlan(out, conv)
+				ui.ConvPlan(out, conv)
 			}
 		}
 	} else if !o.JSON {
 		fmt.Fprintln(out, "conversation: left as it is (fork it with --conversation)")
 	}
 	if o.JSON {
-		return printJSON(out, result)
+		return ui.JSON(out, result)
 	}
 	return nil
 }

@@ -34,7 +34,13 @@ var forbidden = map[string][]string{
 	"remote": {"fusefs", "capture", "daemon", "cmd/ckfs"},
 	// The hook executable starts on every tool call: the hook handler and
 	// nothing heavier (no FUSE, no S3 client, no CLI).
-	"cmd/ckfs-hook": {"fusefs", "capture", "daemon", "remote", "doctor", "cmd/ckfs"},
+	"cmd/ckfs-hook": {"fusefs", "capture", "daemon", "remote", "doctor", "ui", "demo", "cmd/ckfs"},
+	// Text for people from what the other rooms return: it reads a store
+	// through workspace, and never serves a mount or decides anything.
+	"ui": {"fusefs", "capture", "daemon", "demo", "cmd/ckfs"},
+	// The demo drives the ckfs binary as a user would, through no library
+	// of the mount or the remote.
+	"demo": {"fusefs", "capture", "daemon", "remote", "ui", "cmd/ckfs"},
 	// The daemon serves the mount; it never reaches up into the CLI.
 	"daemon": {"cmd/ckfs"},
 	"config": {"*"},
@@ -90,7 +96,7 @@ func TestLayering(t *testing.T) {
 			}
 		}
 	}
-	for _, must := range []string{"cas", "index", "workspace", "daemon", "doctor", "remote", "cmd/ckfs-hook"} {
+	for _, must := range []string{"cas", "index", "workspace", "daemon", "doctor", "remote", "ui", "demo", "cmd/ckfs-hook"} {
 		if !seen[must] {
 			t.Errorf("package %s not found by go list", must)
 		}

@@ -1,4 +1,4 @@
-package main
+package ui
 
 import (
 	"fmt"
@@ -157,9 +157,9 @@ func pointer(on bool) string {
 func entryTitle(e workspace.LogEntry) string {
 	when := e.Time.Local().Format("15:04:05")
 	if e.Kind == "mark" {
-		return fmt.Sprintf("turn %d  %s  %q", e.Mark, when, trunc(e.Label, 60))
+		return fmt.Sprintf("turn %d  %s  %q", e.Mark, when, Trunc(e.Label, 60))
 	}
-	return strings.Join(strings.Fields(fmt.Sprintf("call %s  %s  %s  %s", e.ID, e.Tool, when, trunc(e.Label, 50))), " ")
+	return strings.Join(strings.Fields(fmt.Sprintf("call %s  %s  %s  %s", e.ID, e.Tool, when, Trunc(e.Label, 50))), " ")
 }
 
 // entryFiles lists a window's files with their changes, in one line.

@@ -1,4 +1,4 @@
-package main
+package ui
 
 import (
 	"fmt"
@@ -8,7 +8,8 @@ import (
 	"github.com/ckfs-dev/ckfs/workspace"
 )
 
-func printConvPlan(out io.Writer, p *workspace.ConvPlan) {
+// ConvPlan prints a conversation fork, done or previewed.
+func ConvPlan(out io.Writer, p *workspace.ConvPlan) {
 	if p.Empty {
 		fmt.Fprintf(out, "conversation: it was empty at mark %d (before the session's first prompt): start a new session rather than resuming one\n", p.Mark)
 		return

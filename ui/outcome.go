@@ -1,7 +1,6 @@
-package main
+package ui
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -12,28 +11,27 @@ import (
 	"github.com/ckfs-dev/ckfs/workspace"
 )
 
-// outcomeText is how a rewind or a revert names itself in printOutcome.
-type outcomeText struct {
-	verb  string // "rewind the files to", "revert"
-	done  string // "rewound the files to", "reverted"
-	what  string // the checkpoint, the windows
-	apply string // how to carry out a preview
+// OutcomeText is how a rewind or a revert names itself.
+type OutcomeText struct {
+	Verb  string // "rewind the files to", "revert"
+	Done  string // "rewound the files to", "reverted"
+	What  string // the checkpoint, the windows
+	Apply string // how to carry out a preview
 }
 
-// showOutcome prints an outcome as JSON, or for people (printOutcome);
-// paths name a path restriction.
-func (v *workspaceView) showOutcome(out io.Writer, o *rewind.Outcome, t outcomeText, paths []string, asJSON, diff bool, limit int) {
+// Outcome prints a rewind's or a revert's outcome as JSON, or for people
+// (printOutcome), reading the contents it compares from v; paths name a
+// path restriction.
+func Outcome(out io.Writer, v *workspace.View, o *rewind.Outcome, t OutcomeText, paths []string, asJSON, diff bool, limit int) {
 	switch {
 	case o == nil:
 	case asJSON:
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		enc.Encode(o)
+		JSON(out, o)
 	default:
 		if len(paths) > 0 {
-			t.what += " (only " + strings.Join(paths, " ") + ")"
+			t.What += " (only " + strings.Join(paths, " ") + ")"
 		}
-		v.printOutcome(out, t, o, diff, limit)
+		printOutcome(out, v, t, o, diff, limit)
 	}
 }
 
@@ -41,11 +39,11 @@ func (v *workspaceView) showOutcome(out io.Writer, o *rewind.Outcome, t outcomeT
 // it does in one line, one line per file with its +/- counts (at most
 // limit, 0 for all), the conflicts of a revert, the refusals and warnings,
 // then the verdict. diff adds each file's unified diff, and every conflict.
-func (v *workspaceView) printOutcome(out io.Writer, t outcomeText, o *rewind.Outcome, diff bool, limit int) {
+func printOutcome(out io.Writer, v *workspace.View, t OutcomeText, o *rewind.Outcome, diff bool, limit int) {
 	if o.Applied {
-		fmt.Fprintf(out, "%s %s", t.done, t.what)
+		fmt.Fprintf(out, "%s %s", t.Done, t.What)
 	} else {
-		fmt.Fprintf(out, "would %s %s", t.verb, t.what)
+		fmt.Fprintf(out, "would %s %s", t.Verb, t.What)
 	}
 	switch {
 	case len(o.Plan.Steps) == 0 && len(o.Plan.Conflicts) > 0:
@@ -60,10 +58,10 @@ func (v *workspaceView) printOutcome(out io.Writer, t outcomeText, o *rewind.Out
 			fmt.Fprintf(out, "  … and %d more (--limit 0 lists them all)\n", len(o.Plan.Steps)-limit)
 			break
 		}
-		counts, d := v.stepChange(s, o.Applied, diff)
+		counts, d := stepChange(v, s, o.Applied, diff)
 		fmt.Fprintln(out, strings.TrimRight(fmt.Sprintf("  %-9s %s  %s", strings.Join(actionNames(s.Actions), "+"), index.Display(s.Path), counts), " "))
 		if d != "" {
-			fmt.Fprint(out, indent(colorDiff(d), "    "))
+			fmt.Fprint(out, Indent(ColorDiff(d), "    "))
 		}
 	}
 	for _, u := range o.Plan.CannotRestore {
@@ -83,7 +81,7 @@ func (v *workspaceView) printOutcome(out io.Writer, t outcomeText, o *rewind.Out
 		if !diff && len(o.Plan.Steps) > 0 {
 			more = " (-p shows the diffs)"
 		}
-		fmt.Fprintf(out, "preview only: nothing was changed. %s%s.\n", t.apply, more)
+		fmt.Fprintf(out, "preview only: nothing was changed. %s%s.\n", t.Apply, more)
 	}
 }
 
@@ -101,7 +99,7 @@ func printConflicts(out io.Writer, cs []rewind.Conflict, all bool) {
 				fmt.Fprintf(out, "    … and %d more (-p shows them all)\n", len(c.Hunks)-3)
 				break
 			}
-			fmt.Fprint(out, indent(h.String(), "    "))
+			fmt.Fprint(out, Indent(h.String(), "    "))
 		}
 	}
 }
@@ -126,7 +124,7 @@ func actionSummary(p *rewind.Plan) string {
 
 // stepChange returns a step's "+A -R" (or what it is instead) and, when
 // diff is set, its unified diff.
-func (v *workspaceView) stepChange(s rewind.Step, applied, diff bool) (string, string) {
+func stepChange(v *workspace.View, s rewind.Step, applied, diff bool) (string, string) {
 	if applied || s.Target.Type == index.TypeDir || s.Current.Type == index.TypeDir {
 		return "", ""
 	}
@@ -151,7 +149,7 @@ func (v *workspaceView) stepChange(s rewind.Step, applied, diff bool) (string, s
 	if !diff {
 		return counts, ""
 	}
-	return counts, unifiedDiff(index.Display(s.Path), "now", "checkpoint", now, then)
+	return counts, UnifiedDiff(index.Display(s.Path), "now", "checkpoint", now, then)
 }
 
 // printChecks prints the refusals first, then the warnings, each with its
@@ -182,4 +180,12 @@ func printChecks(out io.Writer, r *rewind.Report) {
 	} else if len(passed) > 0 {
 		fmt.Fprintf(out, "  ok   %s\n", strings.Join(passed, ", "))
 	}
+}
+
+func actionNames(as []rewind.Action) []string {
+	out := make([]string, len(as))
+	for i, a := range as {
+		out[i] = string(a)
+	}
+	return out
 }

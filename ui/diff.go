@@ -1,9 +1,8 @@
-package main
+package ui
 
 import (
 	"bytes"
 	"fmt"
-
 	"strings"
 
 	"github.com/aymanbagabas/go-udiff"
@@ -11,9 +10,9 @@ import (
 	"github.com/fatih/color"
 )
 
-// unifiedDiff renders a diff of a path between two contents; binary
+// UnifiedDiff renders a diff of a path between two contents; binary
 // contents are summarised.
-func unifiedDiff(path, fromLabel, toLabel string, from, to []byte) string {
+func UnifiedDiff(path, fromLabel, toLabel string, from, to []byte) string {
 	if bytes.Equal(from, to) {
 		return ""
 	}
@@ -23,9 +22,9 @@ func unifiedDiff(path, fromLabel, toLabel string, from, to []byte) string {
 	return udiff.Unified(path+" ("+fromLabel+")", path+" ("+toLabel+")", string(from), string(to))
 }
 
-// colorDiff colours a unified diff for a terminal (fatih/color turns
+// ColorDiff colours a unified diff for a terminal (fatih/color turns
 // itself off when stdout is not a TTY or NO_COLOR is set).
-func colorDiff(d string) string {
+func ColorDiff(d string) string {
 	if color.NoColor {
 		return d
 	}
@@ -44,17 +43,4 @@ func colorDiff(d string) string {
 		}
 	}
 	return strings.Join(lines, "")
-}
-
-// workspaceView is an opened store with the commands' own readers and
-// printers on it.
-type workspaceView struct{ *workspace.View }
-
-// openView opens the store cmdStore finds.
-func openView(cmdStore func() (string, *workspace.Meta, error)) (*workspaceView, error) {
-	v, err := workspace.OpenView(cmdStore)
-	if err != nil {
-		return nil, err
-	}
-	return &workspaceView{v}, nil
 }

@@ -1,4 +1,4 @@
-package main
+package workspace_test
 
 import (
 	"bytes"
@@ -25,7 +25,7 @@ func TestHooksInstallMerges(t *testing.T) {
 	now := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
 	var out, msg bytes.Buffer
 
-	if err := installHooks(path, ours, nil, true, now, &out, &msg); err != nil {
+	if err := workspace.InstallHooks(path, ours, nil, true, now, &out, &msg); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(path); string(b) != mine {
@@ -35,7 +35,7 @@ func TestHooksInstallMerges(t *testing.T) {
 		t.Errorf("dry run output:\n%s", out.String())
 	}
 
-	if err := installHooks(path, ours, nil, false, now, &out, &msg); err != nil {
+	if err := workspace.InstallHooks(path, ours, nil, false, now, &out, &msg); err != nil {
 		t.Fatal(err)
 	}
 	var got struct {
@@ -59,7 +59,7 @@ func TestHooksInstallMerges(t *testing.T) {
 	}
 
 	msg.Reset()
-	if err := installHooks(path, ours, nil, false, now.Add(time.Minute), &out, &msg); err != nil {
+	if err := workspace.InstallHooks(path, ours, nil, false, now.Add(time.Minute), &out, &msg); err != nil {
 		t.Fatal(err)
 	}
 	if b2, _ := os.ReadFile(path); !bytes.Equal(b, b2) || !strings.Contains(msg.String(), "already") {
@@ -68,7 +68,7 @@ func TestHooksInstallMerges(t *testing.T) {
 
 	bad := filepath.Join(dir, "bad.json")
 	os.WriteFile(bad, []byte("{not json"), 0o600)
-	if err := installHooks(bad, ours, nil, false, now, &out, &msg); err == nil || !strings.Contains(err.Error(), "nothing was changed") {
+	if err := workspace.InstallHooks(bad, ours, nil, false, now, &out, &msg); err == nil || !strings.Contains(err.Error(), "nothing was changed") {
 		t.Errorf("invalid JSON: %v", err)
 	}
 	if b, _ := os.ReadFile(bad); string(b) != "{not json" {
@@ -142,7 +142,7 @@ func TestHooksInstallSwitchesToTheHookExecutable(t *testing.T) {
 	b, _ := json.Marshal(old)
 	os.WriteFile(path, b, 0o600)
 	var out, msg bytes.Buffer
-	if err := installHooks(path, workspace.HookSettings(exe, "claude"), cmds[1:], false, time.Now(), &out, &msg); err != nil {
+	if err := workspace.InstallHooks(path, workspace.HookSettings(exe, "claude"), cmds[1:], false, time.Now(), &out, &msg); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := os.ReadFile(path)

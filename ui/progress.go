@@ -1,4 +1,4 @@
-package main
+package ui
 
 import (
 	"io"
@@ -8,23 +8,23 @@ import (
 	"golang.org/x/term"
 )
 
-// progress is a progress bar on a terminal and nothing elsewhere, so
+// Progress is a progress bar on a terminal and nothing elsewhere, so
 // scripts and logs never see control characters.
-type progress struct{ bar *progressbar.ProgressBar }
+type Progress struct{ bar *progressbar.ProgressBar }
 
-// newProgress returns a byte progress bar drawn on w when w is a terminal
+// NewProgress returns a byte progress bar drawn on w when w is a terminal
 // (and the work is large enough to be worth one); silent otherwise. total
 // is only called on a terminal.
-func newProgress(w io.Writer, what string, total func() int64) *progress {
+func NewProgress(w io.Writer, what string, total func() int64) *Progress {
 	f, ok := w.(*os.File)
 	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return &progress{}
+		return &Progress{}
 	}
 	n := total()
 	if n < 64<<20 {
-		return &progress{}
+		return &Progress{}
 	}
-	return &progress{bar: progressbar.NewOptions64(n,
+	return &Progress{bar: progressbar.NewOptions64(n,
 		progressbar.OptionSetWriter(f),
 		progressbar.OptionSetDescription(what),
 		progressbar.OptionShowBytes(true),
@@ -33,13 +33,13 @@ func newProgress(w io.Writer, what string, total func() int64) *progress {
 	)}
 }
 
-func (p *progress) Add64(n int64) {
+func (p *Progress) Add64(n int64) {
 	if p.bar != nil {
 		p.bar.Add64(n)
 	}
 }
 
-func (p *progress) Finish() {
+func (p *Progress) Finish() {
 	if p.bar != nil {
 		p.bar.Finish()
 	}

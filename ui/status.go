@@ -1,0 +1,46 @@
+package ui
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/ckfs-dev/ckfs/workspace"
+)
+
+// Status prints a workspace's state, one item per line.
+func Status(out io.Writer, r *workspace.StatusReport) {
+	fmt.Fprintf(out, "workspace  %s\nstate      %s\n", r.Root, r.State)
+	if r.Mountpoint != "" {
+		fmt.Fprintf(out, "mountpoint %s\n", r.Mountpoint)
+	}
+	if d := r.Daemon; d != nil {
+		fmt.Fprintf(out, "daemon     pid %d\nwindows    %d opened, open now: %v\nrecords    %d (%d skipped), %d capture errors\n",
+			d.PID, d.Windows, d.OpenWindows, d.Records, d.Skipped, d.Errors)
+		if d.StoreFull > 0 || d.StoreFullNow {
+			fmt.Fprintf(out, "store full %s\n", d.FullLine())
+		}
+	}
+	fmt.Fprintf(out, "store      %s (%d objects, %d bytes)\n", r.Store, r.Objects, r.StoreBytes)
+	for _, rs := range r.Remotes {
+		line := fmt.Sprintf("remote     %s %s: ", rs.Name, rs.URL)
+		switch {
+		case rs.PushedAt.IsZero():
+			line += "never pushed"
+		case rs.Unpushed == 0:
+			line += fmt.Sprintf("up to date (seq %d, %s)", rs.Pushed, rs.PushedAt.Local().Format(time.DateTime))
+		default:
+			line += fmt.Sprintf("%d records not yet pushed (it has seq %d, %s)", rs.Unpushed, rs.Pushed, rs.PushedAt.Local().Format(time.DateTime))
+		}
+		if rs.LastError != "" {
+			line += fmt.Sprintf("; the last push failed %s: %s (until it succeeds, ckfs gc keeps what it lacks; ckfs remote remove %s stops that)", rs.ErrorAt.Local().Format(time.DateTime), Trunc(rs.LastError, 200), rs.Name)
+		}
+		fmt.Fprintln(out, line)
+	}
+	if r.HookProblems > 0 {
+		fmt.Fprintf(out, "hooks      %d problems in %s; the last: %s\n", r.HookProblems, workspace.Layout(r.Store).HookLog(), r.HookLast)
+	}
+	if r.Hint != "" {
+		fmt.Fprintf(out, "hint       %s\n", r.Hint)
+	}
+}

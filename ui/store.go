@@ -1,0 +1,99 @@
+package ui
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/ckfs-dev/ckfs/config"
+	"github.com/ckfs-dev/ckfs/gc"
+	"github.com/ckfs-dev/ckfs/workspace"
+)
+
+// GC prints what a local collection did, or would do.
+func GC(out io.Writer, r *gc.Result) {
+	verb, freed := "deleted", "freed"
+	if r.DryRun {
+		verb, freed = "would delete", "would free"
+	}
+	fmt.Fprintf(out, "policy: %s\n", r.Policy)
+	switch {
+	case r.Missing > 0 || r.Damaged > 0:
+		fmt.Fprintf(out, "checkpoints from %d on are kept, but not all can be restored: %d objects they need are missing and %d are damaged; run ckfs verify (--repair recovers what it can)\n", max(r.Watermark, 1), r.Missing, r.Damaged)
+	case r.Watermark == 0:
+		fmt.Fprintf(out, "all %d checkpoints stay restorable\n", r.Checkpoints)
+	case r.Watermark > r.Previous:
+		fmt.Fprintf(out, "checkpoints from %d on stay restorable (%d of %d): %s\n", r.Watermark, r.Restorable, r.Checkpoints, strings.Join(r.Reasons, "; "))
+	default:
+		fmt.Fprintf(out, "checkpoints from %d on stay restorable (%d of %d), as before\n", r.Watermark, r.Restorable, r.Checkpoints)
+	}
+	for _, why := range r.Reasons {
+		if strings.HasPrefix(why, "held back: ") && r.Watermark <= r.Previous {
+			fmt.Fprintln(out, why)
+		}
+	}
+	fmt.Fprintf(out, "%s %d of %d objects, %s %s; %d objects (%s) kept\n", verb, r.Deleted, r.Objects, freed,
+		config.FormatSize(r.Freed), r.Live, config.FormatSize(r.Needed))
+	if r.KeptRecent > 0 {
+		fmt.Fprintf(out, "kept %d objects stored while collecting\n", r.KeptRecent)
+	}
+	if r.TempsRemoved > 0 {
+		fmt.Fprintf(out, "removed %d temp files left by a crash\n", r.TempsRemoved)
+	}
+}
+
+// DU prints what a store holds.
+func DU(out io.Writer, u *gc.Usage) {
+	sz := config.FormatSize
+	fmt.Fprintf(out, "store %s\n", u.Store)
+	fmt.Fprintf(out, "  %s in %d objects (%s of content, compression %.1fx) + %s timeline (%d records)\n",
+		sz(u.StoredBytes), u.Objects, sz(u.ContentBytes), u.CompressionRatio, sz(u.TimelineBytes), u.Records)
+	fmt.Fprintf(out, "  a full copy at every image would take %s: dedup %.1fx, store is %.1fx smaller\n",
+		sz(u.FullCopyBytes), u.DedupRatio, u.SavingRatio)
+	if u.Watermark > 0 {
+		fmt.Fprintf(out, "  checkpoints before %d were collected (ckfs gc)\n", u.Watermark)
+	}
+	if len(u.Windows) > 0 {
+		fmt.Fprintln(out, "largest windows (new content they stored):")
+		for _, w := range u.Windows {
+			fmt.Fprintf(out, "  %10s  %4d objects  %s %s\n", sz(w.StoredBytes), w.Objects, w.ID, w.Tool)
+		}
+	}
+	if len(u.Sessions) > 0 {
+		fmt.Fprintln(out, "per agent session:")
+		for _, s := range u.Sessions {
+			fmt.Fprintf(out, "  %10s  %4d objects  %s\n", sz(s.StoredBytes), s.Objects, s.ID)
+		}
+	}
+	if len(u.Files) > 0 {
+		fmt.Fprintln(out, "largest files (all their stored versions):")
+		for _, f := range u.Files {
+			fmt.Fprintf(out, "  %10s  %4d versions  %s\n", sz(f.StoredBytes), f.Versions, f.Path)
+		}
+	}
+}
+
+// Verify prints what a verify found, and repaired.
+func Verify(out io.Writer, r *workspace.VerifyReport) {
+	fmt.Fprintf(out, "store %s: %d objects (%d bytes), %d records\n", r.Store, r.Objects, r.Bytes, r.Records)
+	list := func(what string, items []string) {
+		for _, i := range items {
+			fmt.Fprintf(out, "  %s: %s\n", what, i)
+		}
+	}
+	list("corrupt object", r.Corrupt)
+	list("missing object", r.Missing)
+	if r.Tail != "" {
+		fmt.Fprintf(out, "  timeline: %s\n", r.Tail)
+	}
+	list("conversation log", r.ConvTails)
+	list("orphan temp file", r.OrphanTemps)
+	list("unfinished rewind (ckfs rewind --rollback or --abandon)", r.PendingJournals)
+	if len(r.Unrestorable) > 0 {
+		fmt.Fprintf(out, "  checkpoints no longer fully restorable: %v\n", r.Unrestorable)
+	}
+	list("repaired", r.Repaired)
+	if r.Clean {
+		fmt.Fprintln(out, "ok: every object verifies and every reference resolves")
+	}
+}

@@ -1,0 +1,74 @@
+package ui
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/workspace"
+	"github.com/fatih/color"
+)
+
+// The log words every kind of entry and file change, indents a turn's
+// windows under its mark, and says where restorability ends.
+func TestLog(t *testing.T) {
+	at := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
+	target := uint64(3)
+	records := []index.Record{{Seq: 9, Kind: index.KindWatermark, Target: &target, Time: at, Reason: "keep 1"}}
+	entries := []workspace.LogEntry{
+		{Kind: "mark", Mark: 2, Checkpoint: 8, Label: "fix\nthe build", Session: "s1", Time: at, Restorable: true},
+		{Kind: "window", Mark: 2, ID: "toolu_1", Tool: "Bash", Before: 5, Checkpoint: 7, Time: at, Restorable: true, Unfinished: true,
+			Files: []workspace.LogFile{{Path: "a.go", Status: "modified", Added: 2, Removed: 1}, {Path: "big.bin", Status: "skipped", Reason: "over the size limit"}}},
+		{Kind: "outside", Before: 3, Checkpoint: 4, Time: at, Restorable: true, Files: []workspace.LogFile{{Path: "img.png", Status: "added", Binary: true}}},
+		{Kind: "rewind", ID: "op1", Target: 1, Before: 2, Time: at, Files: []workspace.LogFile{{Path: "old.go", Status: "deleted", Collected: true}}},
+	}
+	var b bytes.Buffer
+	Log(&b, entries, records)
+	got := b.String()
+	for _, want := range []string{
+		"mark 2  ", "checkpoint 8  conversation s1\n    \"fix the build\"",
+		"  window toolu_1  Bash  ", "checkpoints 5..7 (unfinished: ",
+		"      M a.go  +2 -1\n", "      ! big.bin  not stored: over the size limit\n",
+		"outside any window (your own edits)", "    A img.png  binary\n",
+		"--- checkpoints before 3 are no longer restorable: ckfs gc removed their content on ",
+		"rewind op1  to checkpoint 1", "    D old.go  content collected\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("log lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Index(got, "no longer restorable") < strings.Index(got, "outside any window") {
+		t.Errorf("the watermark line comes before a restorable entry:\n%s", got)
+	}
+	b.Reset()
+	Log(&b, nil, nil)
+	if !strings.HasPrefix(b.String(), "no checkpoints yet") {
+		t.Errorf("empty log: %q", b.String())
+	}
+}
+
+// A file diff names a change of type in words, summarises binary content,
+// and says when a side's content was not stored.
+func TestFileDiff(t *testing.T) {
+	color.NoColor = true
+	file := index.State{Type: index.TypeFile}
+	for _, c := range []struct {
+		d    workspace.FileDiff
+		want string
+	}{
+		{workspace.FileDiff{Path: "a.go", From: file, To: file, FromData: []byte("x\n"), ToData: []byte("y\n")}, "-x\n+y\n"},
+		{workspace.FileDiff{Path: "d", From: file, To: index.State{Type: index.TypeDir}}, "d: file at 3, dir at 9\n"},
+		{workspace.FileDiff{Path: "l", From: file, To: index.State{Type: index.TypeSymlink}, FromData: []byte("x"), ToData: []byte("t")}, "l: file at 3, symlink at 9\n"},
+		{workspace.FileDiff{Path: "b", From: file, To: file, FromData: []byte{0, 1}, ToData: []byte{0, 2, 3}}, "Binary file b differs (2 -> 3 bytes)\n"},
+		{workspace.FileDiff{Path: "u", From: file, Unknown: "over the size limit"}, "u: content not stored (over the size limit)\n"},
+		{workspace.FileDiff{Path: "u", From: file, Disk: true, Unknown: "over the size limit"}, "u: content at 3 not stored (over the size limit)\n"},
+	} {
+		var b bytes.Buffer
+		FileDiff(&b, c.d, "3", "9")
+		if !strings.Contains(b.String(), c.want) {
+			t.Errorf("%s: got\n%s\nwant it to contain %q", c.d.Path, b.String(), c.want)
+		}
+	}
+}

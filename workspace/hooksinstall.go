@@ -1,0 +1,63 @@
+package workspace
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/ckfs-dev/ckfs/internal/durable"
+)
+
+// InstallHooks merges ours into the agent settings at path, keeping every
+// other setting and hook; alternates are other commands of ours that an
+// installed hook is switched from. A copy of the old file is kept beside
+// it, and the file is replaced atomically; dryRun prints the merged file
+// to stdout instead. What it did is said on stderr.
+func InstallHooks(path string, ours map[string]any, alternates []string, dryRun bool, now time.Time, stdout, stderr io.Writer) error {
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	settings := map[string]any{}
+	if len(bytes.TrimSpace(old)) > 0 {
+		if err := json.Unmarshal(old, &settings); err != nil {
+			return fmt.Errorf("%s is not valid JSON (%v): fix it first; nothing was changed", path, err)
+		}
+	}
+	added, err := MergeHooks(settings, ours["hooks"].(map[string]any), alternates...)
+	if err != nil {
+		return fmt.Errorf("%s: %v; nothing was changed", path, err)
+	}
+	merged, _ := json.MarshalIndent(settings, "", "  ")
+	merged = append(merged, '\n')
+	if dryRun {
+		stdout.Write(merged)
+		fmt.Fprintf(stderr, "dry run: %d hook groups would be added to %s; nothing was written\n", added, path)
+		return nil
+	}
+	if added == 0 {
+		fmt.Fprintf(stderr, "%s has ckfs's hooks already; nothing was changed\n", path)
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	if old != nil {
+		backup := path + ".ckfs-backup-" + now.UTC().Format("20060102T150405Z")
+		if err := durable.WriteFile(backup, old, 0o600); err != nil {
+			return fmt.Errorf("keep a copy of %s: %w; nothing was changed", path, err)
+		}
+		fmt.Fprintf(stderr, "kept a copy of %s in %s\n", path, backup)
+	}
+	if err := durable.WriteFile(path, merged, 0o600); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "added %d hook groups to %s\n", added, path)
+	return nil
+}

@@ -1,0 +1,75 @@
+package workspace
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/ckfs-dev/ckfs/index"
+)
+
+// StatusReport is the state of a workspace: its mount, daemon, store,
+// hooks and remotes.
+type StatusReport struct {
+	Root       string      `json:"root"`
+	Store      string      `json:"store"`
+	State      string      `json:"state"` // mounted, not-mounted, dead
+	Mountpoint string      `json:"mountpoint,omitempty"`
+	Daemon     *StatusInfo `json:"daemon,omitempty"`
+	StoreBytes int64       `json:"store_bytes"`
+	Objects    int         `json:"objects"`
+	Hint       string      `json:"hint,omitempty"`
+	// HookProblems counts the lines of the store's hook.log: problems the
+	// agent hooks met (a hook never shows them to the agent).
+	HookProblems int    `json:"hook_problems,omitempty"`
+	HookLast     string `json:"hook_last_problem,omitempty"`
+	// Remotes say how far each remote has the timeline (ckfs push).
+	Remotes []RemoteStatus `json:"remotes,omitempty"`
+}
+
+// RemoteStatus is how far a remote has the timeline.
+type RemoteStatus struct {
+	Name     string `json:"name"`
+	Unpushed uint64 `json:"unpushed_records"` // seqs after the pushed one
+	RemoteConfig
+}
+
+// Status reads the state of the workspace served from store: whether its
+// daemon answers, what it counts, the store's size, the hooks' problems
+// and how far each remote is behind.
+func Status(store string, meta *Meta) *StatusReport {
+	r := &StatusReport{Root: meta.Root, Store: store, State: "not-mounted"}
+	r.StoreBytes, r.Objects = StoreUsage(store)
+	if st, err := ReadDaemonState(store); err == nil {
+		r.Mountpoint = st.Mountpoint
+		if rep, err := Call(store, Request{Op: "status"}); err == nil {
+			r.State, r.Daemon = "mounted", rep.Status
+		} else {
+			r.State = "dead"
+			r.Hint = fmt.Sprintf("daemon pid %d is not answering; run: ckfs unmount %s", st.PID, st.Mountpoint)
+		}
+	} else if MountedAt(meta.Root) {
+		r.State, r.Mountpoint = "dead", meta.Root
+		r.Hint = "a ckfs mount without a daemon; run: ckfs unmount " + meta.Root
+	}
+	r.HookProblems, r.HookLast = hookProblems(store)
+	if c, err := LoadRemotes(store); err == nil && len(c.Remotes) > 0 {
+		last, _ := index.LastSeq(Layout(store).Timeline())
+		for _, n := range c.Names() {
+			rc := c.Remotes[n]
+			r.Remotes = append(r.Remotes, RemoteStatus{Name: n, Unpushed: last - min(last, rc.Pushed), RemoteConfig: rc})
+		}
+	}
+	return r
+}
+
+// hookProblems counts the lines of the store's hook.log and returns the
+// last one.
+func hookProblems(store string) (int, string) {
+	b, err := os.ReadFile(Layout(store).HookLog())
+	if err != nil || len(b) == 0 {
+		return 0, ""
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return len(lines), FirstLine(lines[len(lines)-1], 300)
+}
