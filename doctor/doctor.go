@@ -5,6 +5,7 @@ package doctor
 
 import (
 	"bufio"
+	"debug/elf"
 	"errors"
 	"fmt"
 	"os"
@@ -235,9 +236,30 @@ func hookCheck() (check, status, detail, fix string) {
 		return "agent hooks", "info", "cannot tell where ckfs is: " + err.Error(), ""
 	}
 	cmd := workspace.HookCommands(exe, "claude")[0]
-	if strings.Contains(cmd, workspace.HookExecutable) {
-		return "agent hooks", "ok", "run " + cmd, ""
+	build := "CGO_ENABLED=0 go build -o " + filepath.Dir(exe) + "/ ./cmd/ckfs-hook"
+	if !strings.Contains(cmd, workspace.HookExecutable) {
+		return "agent hooks", "info", "run " + cmd + " (the whole binary, about 4 ms slower per tool call)",
+			"build the hook executable beside ckfs: " + build
 	}
-	return "agent hooks", "info", "run " + cmd + " (the whole binary, about 4 ms slower per tool call)",
-		"build the hook executable beside ckfs: go build -o " + filepath.Dir(exe) + "/ ./cmd/ckfs-hook"
+	if dynamic(filepath.Join(filepath.Dir(exe), workspace.HookExecutable)) {
+		return "agent hooks", "info", "run " + cmd + ", which is linked dynamically (built with cgo): it starts through the dynamic loader, about 1 ms slower per tool call",
+			"rebuild it static: " + build
+	}
+	return "agent hooks", "ok", "run " + cmd, ""
+}
+
+// dynamic says whether the executable at path starts through a dynamic
+// loader (an ELF program interpreter).
+func dynamic(path string) bool {
+	f, err := elf.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return true
+		}
+	}
+	return false
 }

@@ -46,6 +46,7 @@ func TestMain(m *testing.M) {
 	// The hook executable beside it: the agents' hooks run it, as an
 	// installation's would.
 	hook := exec.Command("go", "build", "-o", filepath.Join(dir, "ckfs-hook"), "../cmd/ckfs-hook")
+	hook.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as the README builds it
 	hook.Stdout, hook.Stderr = os.Stdout, os.Stderr
 	if err := hook.Run(); err != nil {
 		panic("build ckfs-hook: " + err.Error())
