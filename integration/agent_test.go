@@ -383,6 +383,13 @@ func TestScriptedClaudeSession(t *testing.T) {
 	if conversationSide() != conv || fileSide() != files {
 		t.Errorf("a refused rewind changed something")
 	}
+	// Previewed, the same mark says why its conversation cannot fork; with
+	// --json, in the JSON and nowhere else.
+	out, _ = w.exitCode(nil, "rewind", "--mark", "5", "--json")
+	var preview map[string]any
+	if err := json.Unmarshal([]byte(out), &preview); err != nil || !strings.Contains(fmt.Sprint(preview["conversation_error"]), "nearest clean boundar") {
+		t.Errorf("preview of an unclean mark as JSON (%v):\n%s", err, out)
+	}
 
 	// A transcript rewritten since the mark (here: one byte of its first
 	// entry) is not forked: the mark records a digest of what it pointed at.

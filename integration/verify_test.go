@@ -74,6 +74,10 @@ func TestVerifyFindsPlantedFaults(t *testing.T) {
 	if len(r.Unrestorable) == 0 {
 		t.Errorf("no checkpoint reported unrestorable: %+v", r)
 	}
+	// For people, the failure names the flag that mends it.
+	if out, code := w.exitCode(nil, "verify"); code != 1 || !strings.Contains(out, "ckfs verify --repair fixes what can be fixed") {
+		t.Errorf("verify: exit %d, the way out not named:\n%s", code, out)
+	}
 	out = w.ckfs("verify", "--repair", "--json")
 	json.Unmarshal([]byte(out), &r)
 	joined := strings.Join(r.Repaired, "\n")

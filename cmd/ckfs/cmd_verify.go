@@ -70,7 +70,7 @@ func runVerify(ctx context.Context, o verifyOptions, stdout, stderr io.Writer) e
 		ui.Verify(stdout, rep)
 	}
 	if !rep.Clean && !o.Repair {
-		return &exitError{code: ExitError, err: fmt.Errorf("the store %s has problems (see above); ckfs verify --o.Repair fixes what can be fixed", store), silent: o.JSON}
+		return &exitError{code: ExitError, err: fmt.Errorf("the store %s has problems (see above); ckfs verify --repair fixes what can be fixed", store), silent: o.JSON}
 	}
 	return nil
 }

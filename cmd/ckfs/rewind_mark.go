@@ -5,7 +5,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/ckfs-dev/ckfs/config"
 	"github.com/ckfs-dev/ckfs/session"
 	"github.com/ckfs-dev/ckfs/ui"
 	"github.com/ckfs-dev/ckfs/workspace"
@@ -22,10 +21,6 @@ func runRewindMark(v *workspace.View, o rewindOptions, out io.Writer) error {
 	if o.SumFrom && o.SumUpTo {
 		return workspace.Errorf(workspace.ErrUsage, "give --summarize-from or --summarize-up-to, not both")
 	}
-	m, err := workspace.FindMark(v.Store, o.Mark)
-	if err != nil {
-		return err
-	}
 	mode := session.ModeCut
 	switch {
 	case o.SumFrom:
@@ -33,31 +28,16 @@ func runRewindMark(v *workspace.View, o rewindOptions, out io.Writer) error {
 	case o.SumUpTo:
 		mode = session.ModeSummarizeUpTo
 	}
-	preview := (!o.Files && !o.Conversation) || o.DryRun
-	doFiles := o.Files || preview
-	doConv := o.Conversation || preview
-	summarizer := o.Summarizer
-	if summarizer == "" {
-		if cfg, _, err := config.For(v.Meta.Root); err == nil {
-			summarizer = cfg.Conversation.Summarizer
-		}
-	}
 	now := time.Now()
-	var conv *workspace.ConvPlan
-	var convErr error
-	if doConv {
-		conv, convErr = workspace.PlanConversation(v.Store, m, mode, "", now)
-		if convErr != nil && !preview {
-			return convErr // refuse before a file is touched
-		}
-		if conv != nil && mode != session.ModeCut && summarizer == "" && !preview {
-			return workspace.Errorf(workspace.ErrUsage, "--%s needs a summarizer: set [conversation] summarizer in the configuration file, or pass --summarizer CMD", mode)
-		}
+	r, err := v.PlanMarkRewind(o.Mark, o.Files, o.Conversation, o.DryRun, mode, o.Summarizer, now)
+	if err != nil {
+		return err
 	}
+	m := r.Mark
 	result := map[string]any{"mark": m}
-	if doFiles {
+	if r.Files {
 		fo := o
-		fo.Files = o.Files && !preview
+		fo.Files = o.Files && !r.Preview
 		fo.JSON = false
 		w := out
 		if o.JSON {
@@ -74,26 +54,23 @@ func runRewindMark(v *workspace.View, o rewindOptions, out io.Writer) error {
 	} else if !o.JSON {
 		fmt.Fprintln(out, "files: left as they are (rewind them with --files)")
 	}
-	if doConv {
-		if convErr != nil {
-			fmt.Fprintf(out, "conversation: cannot fork at mark %d: %v\n", m.Mark, convErr)
-			result["conversation_error"] = convErr.Error()
-		} else {
-			if !preview {
-				if err := conv.Apply(v.Store, summarizer, now); err != nil {
-					if o.Files {
-						err = fmt.Errorf("the files were rewound (ckfs rewind --files --undo puts them back), but the conversation was not forked: %w", err)
-					}
-					return err
-				}
-			}
-			result["conversation"] = conv
-			if !o.JSON {
-				ui.ConvPlan(out, conv)
-			}
-		}
-	} else if !o.JSON {
+	switch {
+	case !r.Conversation && !o.JSON:
 		fmt.Fprintln(out, "conversation: left as it is (fork it with --conversation)")
+	case !r.Conversation:
+	case r.ConvErr != nil:
+		result["conversation_error"] = r.ConvErr.Error()
+		if !o.JSON {
+			fmt.Fprintf(out, "conversation: cannot fork at mark %d: %v\n", m.Mark, r.ConvErr)
+		}
+	default:
+		if err := r.ForkConversation(v.Store, o.Files, now); err != nil {
+			return err
+		}
+		result["conversation"] = r.Conv
+		if !o.JSON {
+			ui.ConvPlan(out, r.Conv)
+		}
 	}
 	if o.JSON {
 		return ui.JSON(out, result)
