@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -32,16 +33,7 @@ func Spawn(exe string, o Options) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	args := []string{"daemon", "--store", o.Store, "--ready-fd", "3", "--max-file-size", fmt.Sprint(o.MaxFileSize),
-		"--keep", fmt.Sprint(o.Retention.Keep), "--max-age", o.Retention.MaxAge.String(), "--max-size", fmt.Sprint(o.Retention.MaxSize),
-		"--auto-gc=" + fmt.Sprint(o.Retention.AutoGC)}
-	if o.AllowOther {
-		args = append(args, "--allow-other")
-	}
-	for _, e := range o.Excludes {
-		args = append(args, "--exclude", e)
-	}
-	args = append(args, o.Root, o.Mountpoint)
+	args := []string{"daemon", "--ready-fd", "3", "--options", o.Arg()}
 	cmd := exec.Command(exe, args...)
 	cmd.ExtraFiles = []*os.File{pw}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -81,4 +73,30 @@ func Spawn(exe string, o Options) (int, error) {
 		return 0, &ReportedError{Msg: msg, Busy: strings.Contains(msg, "already mounted")}
 	}
 	return 0, fmt.Errorf("mount %s: the daemon exited without serving (%v)%s", o.Root, rerr, logHint)
+}
+
+// Arg is the options as the daemon process gets them from Spawn: one
+// JSON argument, written by Arg and read by ParseOptions only, so the
+// parent and the daemon cannot disagree about a flag.
+func (o Options) Arg() string {
+	b, _ := json.Marshal(o)
+	return string(b)
+}
+
+// ParseOptions reads the argument Arg wrote; a field it does not know, or
+// anything but one JSON object, is an error.
+func ParseOptions(arg string) (Options, error) {
+	var o Options
+	dec := json.NewDecoder(strings.NewReader(arg))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&o); err != nil {
+		return Options{}, fmt.Errorf("daemon options: %w", err)
+	}
+	if dec.More() {
+		return Options{}, fmt.Errorf("daemon options: more than one JSON value")
+	}
+	if o.Root == "" || o.Mountpoint == "" || o.Store == "" {
+		return Options{}, fmt.Errorf("daemon options: root, mountpoint and store are required")
+	}
+	return o, nil
 }
