@@ -127,10 +127,15 @@ func main() {
 	for i := range res {
 		res[i] = make([]time.Duration, len(configs))
 	}
-	for ci, c := range configs {
-		for wi, w := range workloads {
-			var ts []time.Duration
-			for range *runs {
+	// The runs of a row take turns across the columns, each round starting
+	// at the next column, so a drift of this machine's disk or CPU over
+	// the minutes of a row reaches every column alike.
+	for wi, w := range workloads {
+		ts := make([][]time.Duration, len(configs))
+		for r := range *runs {
+			for k := range configs {
+				ci := (r + k) % len(configs)
+				c := configs[ci]
 				dir, stop := c.setup(work)
 				if w.prepare != nil {
 					w.prepare(dir)
@@ -143,10 +148,12 @@ func main() {
 					d = time.Since(start)
 				})
 				stop()
-				ts = append(ts, d)
+				ts[ci] = append(ts[ci], d)
 			}
-			res[wi][ci] = benchkit.Median(ts)
-			fmt.Fprintf(os.Stderr, "%-20s %-32s %v\n", c.name, w.name, res[wi][ci])
+		}
+		for ci, c := range configs {
+			res[wi][ci] = benchkit.Median(ts[ci])
+			fmt.Fprintf(os.Stderr, "%-20s %-32s %v %v\n", c.name, w.name, res[wi][ci], ts[ci])
 		}
 	}
 	fmt.Printf("ckfs passthrough benchmark — %s; median of %d runs, seconds (ratio to native)\n\n", benchkit.Machine(), *runs)
