@@ -30,11 +30,12 @@ import (
 )
 
 var (
-	ckfsBin = flag.String("ckfs", "", "ckfs binary")
-	hookBin = flag.String("hook", "", "ckfs-hook binary (default: beside -ckfs, if there)")
-	sizesF  = flag.String("sizes", "1000,10000,100000", "repository sizes, in files")
-	runs    = flag.Int("n", 5, "checkpoints per cell; the median is reported")
-	windows = flag.Int("windows", 10000, "windows for the RSS row (0 to skip)")
+	ckfsBin  = flag.String("ckfs", "", "ckfs binary")
+	hookBin  = flag.String("hook", "", "ckfs-hook binary (default: beside -ckfs, if there)")
+	sizesF   = flag.String("sizes", "1000,10000,100000", "repository sizes, in files")
+	runs     = flag.Int("n", 5, "checkpoints per cell; the median is reported")
+	windows  = flag.Int("windows", 10000, "windows for the RSS row (0 to skip)")
+	hookBase = flag.String("hook-base", "", "another ckfs-hook binary: adds the session-growth table, this hook against that one side by side")
 )
 
 func main() {
@@ -68,6 +69,10 @@ func main() {
 	fmt.Println("|---|---|---|---|---|---|---|")
 	for _, r := range hookRows {
 		fmt.Println(r)
+	}
+	if *hookBase != "" && *hookBin != "" {
+		fmt.Println()
+		sessionGrowth(filepath.Join(work, "session"))
 	}
 	if *windows > 0 {
 		fmt.Println()
@@ -223,7 +228,11 @@ func hookArgv() []string {
 func hook(env []string, dir, event string, i int) { hookWith(hookArgv(), env, dir, event, i) }
 
 func hookWith(argv []string, env []string, dir, event string, i int) {
-	in := fmt.Sprintf(`{"hook_event_name":%q,"session_id":"5b0e7a3c-2f4d-4c6b-9a1e-8d7f6c5b4a39","cwd":%q,"tool_name":"Edit","tool_use_id":"toolu_%d","tool_input":{"file_path":"x"}}`, event, dir, i)
+	hookInput(argv, env, dir, event, fmt.Sprint(i), `{"file_path":"x"}`)
+}
+
+func hookInput(argv []string, env []string, dir, event, id, input string) {
+	in := fmt.Sprintf(`{"hook_event_name":%q,"session_id":"5b0e7a3c-2f4d-4c6b-9a1e-8d7f6c5b4a39","cwd":%q,"tool_name":"Edit","tool_use_id":"toolu_%s","tool_input":%s}`, event, dir, id, input)
 	c := exec.Command(argv[0], argv[1:]...)
 	c.Dir, c.Env, c.Stdin = dir, env, strings.NewReader(in)
 	if out, err := c.CombinedOutput(); err != nil || len(out) > 0 {
@@ -301,4 +310,59 @@ func copyFile(from, to string) {
 	b, err := os.ReadFile(from)
 	benchkit.Check(err)
 	benchkit.Check(os.WriteFile(to, b, 0o644))
+}
+
+// sessionGrowth times a tool call's two hooks (PreToolUse, the edit,
+// PostToolUse) as the agent's session log grows, for this ckfs-hook and
+// -hook-base side by side, interleaved, with /bin/true for the machine's
+// process start: a hook's cost must not grow with the session.
+func sessionGrowth(dir string) {
+	tree := filepath.Join(dir, "repo")
+	generate(tree, 100)
+	env := append(os.Environ(), "CKFS_HOME="+filepath.Join(dir, "home"), "CKFS_CONFIG="+filepath.Join(dir, "none.toml"))
+	benchkit.Run(env, "/", *ckfsBin, "mount", tree)
+	benchkit.Unmounted(tree)
+	defer benchkit.Run(env, "/", *ckfsBin, "unmount", tree)
+	fmt.Println("A tool call's two hooks (PreToolUse, a one-line edit, PostToolUse) as the session log grows, this ckfs-hook against", *hookBase, "interleaved; median of", 4*(*runs), "calls each, milliseconds:")
+	fmt.Println()
+	fmt.Println("| session log | this ckfs-hook | base ckfs-hook | base / this | /bin/true |")
+	fmt.Println("|---|---|---|---|---|")
+	// Each filler call logs about 200 KB (its input twice: call and result
+	// are one event each, the input in the first).
+	filler := `{"file_path":"x","content":"` + strings.Repeat("y", 200<<10) + `"}`
+	logged, id := 0, 0
+	for _, mb := range []int{0, 1, 8} {
+		for ; logged < mb<<20; logged += len(filler) {
+			id++
+			hookInput([]string{*hookBin, "claude"}, env, tree, "PreToolUse", fmt.Sprint("fill", id), filler)
+			hookInput([]string{*hookBin, "claude"}, env, tree, "PostToolUse", fmt.Sprint("fill", id), filler)
+		}
+		var this, base, truth []time.Duration
+		call := func(bin string, acc *[]time.Duration) {
+			id++
+			start := time.Now()
+			hookWith([]string{bin, "claude"}, env, tree, "PreToolUse", 300000+id)
+			p := filepath.Join(tree, "pkg0000", fmt.Sprintf("f%05d.go", id%100))
+			f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+			benchkit.Check(err)
+			fmt.Fprintf(f, "// edit %d\n", id)
+			benchkit.Check(f.Close())
+			hookWith([]string{bin, "claude"}, env, tree, "PostToolUse", 300000+id)
+			*acc = append(*acc, time.Since(start))
+		}
+		for i := range 4 * *runs {
+			if i%2 == 0 {
+				call(*hookBin, &this)
+				call(*hookBase, &base)
+			} else {
+				call(*hookBase, &base)
+				call(*hookBin, &this)
+			}
+			start := time.Now()
+			benchkit.Run(env, tree, "true")
+			truth = append(truth, time.Since(start))
+		}
+		ms := func(d []time.Duration) float64 { return float64(benchkit.Median(d).Microseconds()) / 1000 }
+		fmt.Printf("| %d MB | %.2f | %.2f | %.2f× | %.2f |\n", mb, ms(this), ms(base), ms(base)/ms(this), ms(truth))
+	}
 }
