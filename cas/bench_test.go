@@ -127,3 +127,43 @@ func BenchmarkStore(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDurable measures what makes objects durable: a Put of 4 KiB
+// into a fresh shard (its directories are created and synced), and ten
+// deferred objects made durable by one Sync, as a window of ten edited
+// files ends. Run two builds of the store interleaved to compare a change
+// to its syncs (bench/RESULTS.md, the checkpoint section).
+func BenchmarkDurable(b *testing.B) {
+	data := sourceText(b, 4<<10)
+	b.Run("Put/new-shard", func(b *testing.B) {
+		s, err := cas.Open(b.TempDir(), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		buf := bytes.Clone(data)
+		for i := 0; b.Loop(); i++ {
+			binary.LittleEndian.PutUint64(buf, uint64(i))
+			if _, _, err := s.Put(buf); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("PutDeferred10+Sync", func(b *testing.B) {
+		s, err := cas.Open(b.TempDir(), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		buf := bytes.Clone(data)
+		for i := 0; b.Loop(); i++ {
+			for j := range 10 {
+				binary.LittleEndian.PutUint64(buf, uint64(i*10+j))
+				if _, _, err := s.PutDeferred(buf); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := s.Sync(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
