@@ -105,43 +105,30 @@ func handleHook(store, agent string, in *HookInput, now time.Time) error {
 		}
 		return session.Append(store, in.SessionID, now, &session.Event{Kind: session.KindPrompt, Text: in.Prompt, Transcript: in.TranscriptPath})
 	case "PreToolUse":
-		var req *Request
+		var werr error
 		if mounted {
-			req = &Request{Op: "open", ID: in.ToolUseID, Tool: in.ToolName, Label: ToolLabel(in.ToolInput),
-				Agent: proc.Agent(proc.System{}, os.Getppid()), Command: toolCommand(in.ToolInput)}
+			_, werr = Call(store, Request{Op: "open", ID: in.ToolUseID, Tool: in.ToolName, Label: ToolLabel(in.ToolInput),
+				Agent: proc.Agent(proc.System{}, os.Getppid()), Command: toolCommand(in.ToolInput)})
 		}
-		return bothTimelines(store, req, in.SessionID, now, &session.Event{Kind: session.KindToolCall, Call: in.ToolUseID, Tool: in.ToolName, Input: compactJSON(in.ToolInput)})
+		if in.SessionID != "" {
+			if err := session.Append(store, in.SessionID, now, &session.Event{Kind: session.KindToolCall, Call: in.ToolUseID, Tool: in.ToolName, Input: compactJSON(in.ToolInput)}); err != nil {
+				return err
+			}
+		}
+		return werr
 	case "PostToolUse", "PostToolUseFailure":
-		var req *Request
+		var werr error
 		if mounted {
-			req = &Request{Op: "close", ID: in.ToolUseID}
+			_, werr = Call(store, Request{Op: "close", ID: in.ToolUseID})
 		}
-		return bothTimelines(store, req, in.SessionID, now, &session.Event{Kind: session.KindToolResult, Call: in.ToolUseID, Failed: in.Event == "PostToolUseFailure"})
+		if in.SessionID != "" {
+			if err := session.Append(store, in.SessionID, now, &session.Event{Kind: session.KindToolResult, Call: in.ToolUseID, Failed: in.Event == "PostToolUseFailure"}); err != nil {
+				return err
+			}
+		}
+		return werr
 	}
 	return nil // events ckfs does not use
-}
-
-// bothTimelines sends req (if any) to the daemon, which makes its window
-// record durable, while it appends ev to the session's log (if any) and
-// makes that durable; it returns when both are, so the tool call proceeds
-// with both recorded. The two timelines never depend on each other, so the
-// two appends and their syncs overlap: a hook waits for about one sync,
-// not two in a row.
-func bothTimelines(store string, req *Request, sessionID string, now time.Time, ev *session.Event) error {
-	done := make(chan error, 1)
-	go func() {
-		if req == nil {
-			done <- nil
-			return
-		}
-		_, err := Call(store, *req)
-		done <- err
-	}()
-	var serr error
-	if sessionID != "" {
-		serr = session.Append(store, sessionID, now, ev)
-	}
-	return errors.Join(serr, <-done)
 }
 
 // closeOpenCalls closes the calls of the session that have no result in
