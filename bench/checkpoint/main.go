@@ -267,12 +267,8 @@ func (c *control) close() { c.conn.Close() }
 // rssAfterWindows opens and closes many windows, each with an edit, through
 // the control socket, and reports the daemon's peak RSS.
 func rssAfterWindows(dir string, n int) {
-	repo := filepath.Join(dir, "repo")
-	generate(repo, 1000)
-	env := append(os.Environ(), "CKFS_HOME="+filepath.Join(dir, "home"), "CKFS_CONFIG="+filepath.Join(dir, "none.toml"))
-	benchkit.Run(env, "/", *ckfsBin, "mount", repo)
-	benchkit.Unmounted(repo)
-	defer benchkit.Run(env, "/", *ckfsBin, "unmount", repo)
+	repo, env, unmount := mountGenerated(dir, 1000)
+	defer unmount()
 	var st struct {
 		Store  string `json:"store"`
 		Daemon struct {
@@ -317,18 +313,13 @@ func copyFile(from, to string) {
 // -hook-base side by side, interleaved, with /bin/true for the machine's
 // process start: a hook's cost must not grow with the session.
 func sessionGrowth(dir string) {
-	tree := filepath.Join(dir, "repo")
-	generate(tree, 100)
-	env := append(os.Environ(), "CKFS_HOME="+filepath.Join(dir, "home"), "CKFS_CONFIG="+filepath.Join(dir, "none.toml"))
-	benchkit.Run(env, "/", *ckfsBin, "mount", tree)
-	benchkit.Unmounted(tree)
-	defer benchkit.Run(env, "/", *ckfsBin, "unmount", tree)
+	tree, env, unmount := mountGenerated(dir, 100)
+	defer unmount()
 	fmt.Println("A tool call's two hooks (PreToolUse, a one-line edit, PostToolUse) as the session log grows, this ckfs-hook against", *hookBase, "interleaved; median of", 4*(*runs), "calls each, milliseconds:")
 	fmt.Println()
 	fmt.Println("| session log | this ckfs-hook | base ckfs-hook | base / this | /bin/true |")
 	fmt.Println("|---|---|---|---|---|")
-	// Each filler call logs about 200 KB (its input twice: call and result
-	// are one event each, the input in the first).
+	// Each filler call logs its 200 KB input once, in its tool_call event.
 	filler := `{"file_path":"x","content":"` + strings.Repeat("y", 200<<10) + `"}`
 	logged, id := 0, 0
 	for _, mb := range []int{0, 1, 8} {
@@ -365,4 +356,16 @@ func sessionGrowth(dir string) {
 		ms := func(d []time.Duration) float64 { return float64(benchkit.Median(d).Microseconds()) / 1000 }
 		fmt.Printf("| %d MB | %.2f | %.2f | %.2f× | %.2f |\n", mb, ms(this), ms(base), ms(base)/ms(this), ms(truth))
 	}
+}
+
+// mountGenerated generates a repository of n files under dir and mounts it
+// in place with a store of its own; it returns the repository, the
+// environment that reaches that store, and the unmount.
+func mountGenerated(dir string, n int) (string, []string, func()) {
+	repo := filepath.Join(dir, "repo")
+	generate(repo, n)
+	env := append(os.Environ(), "CKFS_HOME="+filepath.Join(dir, "home"), "CKFS_CONFIG="+filepath.Join(dir, "none.toml"))
+	benchkit.Run(env, "/", *ckfsBin, "mount", repo)
+	benchkit.Unmounted(repo)
+	return repo, env, func() { benchkit.Run(env, "/", *ckfsBin, "unmount", repo) }
 }

@@ -24,15 +24,16 @@ import (
 )
 
 var (
-	ckfsBin     = flag.String("ckfs", "", "ckfs binary")
-	loopbackBin = flag.String("loopback", "", "plain go-fuse loopback binary (bench/loopback)")
-	runs        = flag.Int("n", 3, "runs per cell; the median is reported")
-	bigMiB      = flag.Int("big", 1024, "MiB written and read by the sequential rows")
-	only        = flag.String("only", "", "comma-separated workloads to run (default all)")
-	memFiles    = flag.Int("memfiles", 100000, "files in the tree walked for the daemon RSS row (0 to skip)")
-	columns     = flag.String("columns", "", "comma-separated columns to run (default all; native always runs)")
-	maxRatio    = flag.Float64("max-ratio", 0, "fail if a ckfs column takes more than this many times the go-fuse loopback column on any row (0: never); CI's guard against a large regression")
-	baseBin     = flag.String("ckfs-base", "", "another ckfs binary, run as two more columns, \"ckfs base, no window\" and \"ckfs base, in a window\" (a before/after comparison)")
+	ckfsBin      = flag.String("ckfs", "", "ckfs binary")
+	loopbackBin  = flag.String("loopback", "", "plain go-fuse loopback binary (bench/loopback)")
+	runs         = flag.Int("n", 3, "runs per cell; the median is reported")
+	bigMiB       = flag.Int("big", 1024, "MiB written and read by the sequential rows")
+	only         = flag.String("only", "", "comma-separated workloads to run (default all)")
+	memFiles     = flag.Int("memfiles", 100000, "files in the tree walked for the daemon RSS row (0 to skip)")
+	columns      = flag.String("columns", "", "comma-separated columns to run (default all; native always runs)")
+	maxRatio     = flag.Float64("max-ratio", 0, "fail if a ckfs column takes more than this many times the go-fuse loopback column on any row (0: never); CI's guard against a large regression")
+	loopbackArgs = flag.String("loopback-variant", "", "flags for bench/loopback (e.g. -proc-fd, -long-timeouts): adds a column, plain loopback run with them, to measure what one serving choice costs")
+	baseBin      = flag.String("ckfs-base", "", "another ckfs binary, run as two more columns, \"ckfs base, no window\" and \"ckfs base, in a window\" (a before/after comparison)")
 )
 
 // config is one column: where the workload runs and what wraps it.
@@ -65,6 +66,11 @@ func main() {
 		{name: "go-fuse loopback", setup: loopbackDir, wrap: plain},
 		{name: "ckfs, no window", setup: ckfsDir, wrap: plain},
 		{name: "ckfs, in a window", setup: ckfsDir, wrap: inWindow},
+	}
+	if *loopbackArgs != "" {
+		configs = append(configs, config{name: "loopback " + *loopbackArgs, setup: func(work string) (string, func()) {
+			return loopbackDirWith(work, strings.Fields(*loopbackArgs)...)
+		}, wrap: plain})
 	}
 	if *baseBin != "" {
 		base := func(work string) (string, func()) { return ckfsDirWith(*baseBin, work) }
@@ -226,9 +232,13 @@ func nativeDir(work string) (string, func()) {
 	return d, func() { os.RemoveAll(d) }
 }
 
-func loopbackDir(work string) (string, func()) {
+func loopbackDir(work string) (string, func()) { return loopbackDirWith(work) }
+
+// loopbackDirWith mounts a fresh directory with bench/loopback run with
+// flags.
+func loopbackDirWith(work string, flags ...string) (string, func()) {
 	back, mnt := freshDir(work, "lb-back"), freshDir(work, "lb-mnt")
-	c := exec.Command(*loopbackBin, back, mnt)
+	c := exec.Command(*loopbackBin, append(flags, back, mnt)...)
 	out, err := c.StdoutPipe()
 	benchkit.Check(err)
 	benchkit.Check(c.Start())

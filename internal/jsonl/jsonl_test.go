@@ -21,16 +21,7 @@ func TestTail(t *testing.T) {
 		{"a\nbb\ntor", "bb", 5, nil},
 		{"a\n" + strings.Repeat("x", 20), "", 0, ErrNoLine},
 	} {
-		p := filepath.Join(t.TempDir(), "f")
-		if err := os.WriteFile(p, []byte(c.content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		f, err := os.Open(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		last, end, size, err := Tail(f, 16)
-		f.Close()
+		last, end, size, err := tailOf(t, c.content, 16)
 		if !errors.Is(err, c.err) || string(last) != c.last || (err == nil && (end != c.end || size != int64(len(c.content)))) {
 			t.Errorf("Tail(%q) = %q, %d, %d, %v; want %q, %d, %v", c.content, last, end, size, err, c.last, c.end, c.err)
 		}
@@ -97,16 +88,7 @@ func TestTailInPieces(t *testing.T) {
 		{"a\n" + long + "\n", long, 1 << 30, nil},
 		{"a\n" + long, "", 2 * firstRead, ErrNoLine},
 	} {
-		p := filepath.Join(t.TempDir(), "f")
-		if err := os.WriteFile(p, []byte(c.content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		f, err := os.Open(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		last, end, _, err := Tail(f, c.window)
-		f.Close()
+		last, end, _, err := tailOf(t, c.content, c.window)
 		if !errors.Is(err, c.err) || string(last) != c.last {
 			t.Errorf("Tail(%d bytes) = %d bytes, %v; want %d bytes, %v", len(c.content), len(last), err, len(c.last), c.err)
 		}
@@ -114,4 +96,18 @@ func TestTailInPieces(t *testing.T) {
 			t.Errorf("end %d is not after the last line", end)
 		}
 	}
+}
+
+// tailOf is Tail of a file holding content.
+func tailOf(t *testing.T, content string, window int64) ([]byte, int64, int64, error) {
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	return Tail(f, window)
 }
