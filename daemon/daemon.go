@@ -40,6 +40,11 @@ type Options struct {
 	Excludes    []string
 	MaxFileSize int64
 	Retention   config.Retention // for automatic collection
+	// OwnProcess says this process serves this one mount (the ckfs daemon
+	// process, ckfs mount --foreground), so the mount may resolve backing
+	// paths from the process's working directory (fusefs.ServeFromCwd).
+	// An in-process Start leaves it false.
+	OwnProcess bool `json:"-"`
 }
 
 // daemon is a running mount.
@@ -131,6 +136,15 @@ func Run(ctx context.Context, o Options, ready io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
+	// Every path the daemon opens by name is absolute, and what depends
+	// on the environment is resolved now: once the mount serves from the
+	// backing directory, the working directory is that directory.
+	base, baseErr := workspace.Base()
+	if o.OwnProcess {
+		if err := fsys.ServeFromCwd(); err != nil {
+			return err
+		}
+	}
 	// The mount names its store as its source, so that every process can
 	// tell which store serves a path (fusermount's option list cannot
 	// carry commas; such a store is found by its registered link only).
@@ -181,7 +195,7 @@ func Run(ctx context.Context, o Options, ready io.Writer) (err error) {
 	// --store given at mount included).
 	link := ""
 	{
-		if base, err := workspace.Base(); err == nil {
+		if baseErr == nil {
 			link = workspace.MountLink(base, o.Mountpoint)
 			os.MkdirAll(filepath.Dir(link), 0o700)
 			os.Remove(link)

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -95,8 +96,8 @@ func ParseOptions(arg string) (Options, error) {
 	if dec.More() {
 		return Options{}, fmt.Errorf("daemon options: more than one JSON value")
 	}
-	if o.Root == "" || o.Mountpoint == "" || o.Store == "" {
-		return Options{}, fmt.Errorf("daemon options: root, mountpoint and store are required")
+	if !filepath.IsAbs(o.Root) || !filepath.IsAbs(o.Mountpoint) || !filepath.IsAbs(o.Store) {
+		return Options{}, fmt.Errorf("daemon options: root, mountpoint and store must be absolute paths")
 	}
 	return o, nil
 }

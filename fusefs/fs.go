@@ -5,9 +5,11 @@
 // if the pre-image could not be taken. No policy lives here.
 //
 // Serving. The backing directory is opened (O_PATH) before mounting and
-// served as /proc/self/fd/N, so the repository directory itself can be the
-// mountpoint (mount in place) without the daemon ever resolving a path
-// through its own mount.
+// served through that descriptor, so the repository directory itself can
+// be the mountpoint (mount in place) without the daemon ever resolving a
+// path through its own mount: as /proc/self/fd/N, or, in the ckfs daemon
+// process (one mount per process), from the process's working directory
+// moved onto it (ServeFromCwd), which spares every path a procfs lookup.
 //
 // Caching. Writable opens take their pre-image at open time, so kernel
 // passthrough (go-fuse's backing files) is safe for every handle: reads and

@@ -24,6 +24,22 @@ func fdCount(t *testing.T, pid int) int {
 	return len(ents)
 }
 
+// The daemon resolves backing paths from its working directory, which is
+// the backing directory under the in-place mount (not the mount, and not
+// /proc/self/fd/N, whose lookup every path would pay): its cwd is the
+// repository's path, and the files it serves are the repository's.
+func TestDaemonServesFromTheBackingDirectory(t *testing.T) {
+	w := mountWorkspace(t, "echo one > a.txt")
+	cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", w.pid))
+	if err != nil || cwd != w.root {
+		t.Fatalf("daemon's working directory: %q, %v; want %s", cwd, err, w.root)
+	}
+	w.window("edit", `echo two >> a.txt && mkdir -p d/e && echo three > d/e/b.txt && mv d/e/b.txt c.txt && ln -s c.txt l`)
+	if got := w.sh(`cat a.txt c.txt l && ls -d d/e`); got != "one\ntwo\nthree\nthree\nd/e\n" {
+		t.Errorf("through the mount: %q", got)
+	}
+}
+
 // The daemon must not leak file descriptors: many windows of many
 // operations leave its descriptor count where it was.
 func TestDaemonDoesNotLeakFDs(t *testing.T) {

@@ -21,6 +21,7 @@ func newDaemonCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			o.OwnProcess = true
 			var ready io.Writer = io.Discard
 			if readyFd > 0 {
 				f := os.NewFile(uintptr(readyFd), "ready")

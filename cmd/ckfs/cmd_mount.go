@@ -85,6 +85,7 @@ func runMount(ctx context.Context, o mountOptions, stdout, stderr io.Writer) err
 		if err := os.Chdir("/"); err != nil {
 			return err
 		}
+		o.OwnProcess = true
 		return daemon.Run(ctx, o.Options, stderr)
 	}
 	exe, err := os.Executable()
