@@ -7,7 +7,6 @@ import (
 	"os/exec"
 
 	"github.com/ckfs-dev/ckfs/transcript"
-	"github.com/ckfs-dev/ckfs/ui"
 	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
 )
@@ -28,14 +27,7 @@ passes them for one run instead.`,
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: []string{transcript.Claude, transcript.Codex},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if args[0] != transcript.Claude && args[0] != transcript.Codex {
-				return workspace.Errorf(workspace.ErrUsage, "hooks print %s: ckfs has hooks for claude and codex; for other agents use ckfs run -- CMD", args[0])
-			}
-			exe, err := os.Executable()
-			if err != nil {
-				return err
-			}
-			return ui.JSON(cmd.OutOrStdout(), workspace.HookSettings(exe, args[0]))
+			return runHooksPrint(cmd.Context(), hooksOptions{Agent: args[0]}, cmd.OutOrStdout())
 		},
 	})
 	return cmd

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+
 	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
 )
@@ -16,12 +18,22 @@ Commands that read the timeline while mounted do this themselves.`,
 		Hidden:  true,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			store, _, err := findStore(cmd, ".")
+			store, err := storeFlag(cmd)
 			if err != nil {
 				return err
 			}
-			_, err = workspace.Call(store, workspace.Request{Op: "flush"})
-			return err
+			return runFlush(cmd.Context(), store)
 		},
 	}
+}
+
+// runFlush asks the daemon of the workspace here (or of store) to record
+// the post-images of files still being written.
+func runFlush(ctx context.Context, store string) error {
+	store, _, err := workspace.Find(store, ".")
+	if err != nil {
+		return err
+	}
+	_, err = workspace.Call(store, workspace.Request{Op: "flush"})
+	return err
 }

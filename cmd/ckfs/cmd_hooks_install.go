@@ -1,16 +1,25 @@
 package main
 
 import (
+	"context"
+	"io"
 	"os"
 	"time"
 
 	"github.com/ckfs-dev/ckfs/transcript"
+	"github.com/ckfs-dev/ckfs/ui"
 	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
 )
 
+// hooksOptions are ckfs hooks print's and install's.
+type hooksOptions struct {
+	Agent  string // claude or codex
+	DryRun bool   // install: print the merged settings, write nothing
+}
+
 func newHooksInstallCmd() *cobra.Command {
-	var dryRun bool
+	var o hooksOptions
 	cmd := &cobra.Command{
 		Use:   "install (claude|codex)",
 		Short: "Add ckfs's hooks to the agent's own settings, safely",
@@ -26,20 +35,41 @@ once it has been reviewed: trust ckfs's in Codex's /hooks afterwards.`,
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: []string{transcript.Claude, transcript.Codex},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if args[0] != transcript.Claude && args[0] != transcript.Codex {
-				return workspace.Errorf(workspace.ErrUsage, "hooks install %s: ckfs has hooks for claude and codex; for other agents use ckfs run -- CMD", args[0])
-			}
-			exe, err := os.Executable()
-			if err != nil {
-				return err
-			}
-			path, err := workspace.AgentSettingsPath(args[0])
-			if err != nil {
-				return err
-			}
-			return workspace.InstallHooks(path, workspace.HookSettings(exe, args[0]), workspace.HookCommands(exe, args[0])[1:], dryRun, time.Now(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			o.Agent = args[0]
+			return runHooksInstall(cmd.Context(), o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the merged settings, write nothing")
+	cmd.Flags().BoolVar(&o.DryRun, "dry-run", false, "print the merged settings, write nothing")
 	return cmd
+}
+
+// runHooksInstall merges ckfs's hooks into the agent's own settings.
+func runHooksInstall(ctx context.Context, o hooksOptions, stdout, stderr io.Writer) error {
+	exe, err := hooksFor("install", o.Agent)
+	if err != nil {
+		return err
+	}
+	path, err := workspace.AgentSettingsPath(o.Agent)
+	if err != nil {
+		return err
+	}
+	return workspace.InstallHooks(path, workspace.HookSettings(exe, o.Agent), workspace.HookCommands(exe, o.Agent)[1:], o.DryRun, time.Now(), stdout, stderr)
+}
+
+// runHooksPrint prints the hook settings that connect the agent to ckfs.
+func runHooksPrint(ctx context.Context, o hooksOptions, stdout io.Writer) error {
+	exe, err := hooksFor("print", o.Agent)
+	if err != nil {
+		return err
+	}
+	return ui.JSON(stdout, workspace.HookSettings(exe, o.Agent))
+}
+
+// hooksFor checks that ckfs has hooks for agent and returns the ckfs
+// binary they run.
+func hooksFor(verb, agent string) (string, error) {
+	if agent != transcript.Claude && agent != transcript.Codex {
+		return "", workspace.Errorf(workspace.ErrUsage, "hooks %s %s: ckfs has hooks for claude and codex; for other agents use ckfs run -- CMD", verb, agent)
+	}
+	return os.Executable()
 }
