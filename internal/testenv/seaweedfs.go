@@ -63,8 +63,8 @@ func SeaweedFS(t testing.TB, bucket string) string {
 	}
 	cmd := exec.Command(weed, args...)
 	cmd.Dir = dir
-	// weed puts its logs, its gRPC sockets and some volume files in the
-	// temp directory: the test's, so that they go with it.
+	// weed puts its logs and some volume files in the temp directory: the
+	// test's, so that they go with it.
 	cmd.Env = append(os.Environ(), "TMPDIR="+dir)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -82,6 +82,15 @@ func SeaweedFS(t testing.TB, bucket string) string {
 			<-exited
 		}
 		log.Close()
+		// weed mini names its gRPC sockets itself, in /tmp whatever
+		// TMPDIR says, and leaves some behind: the ports are this
+		// server's, so the sockets are too.
+		for i, service := range map[int]string{1: "s3", 3: "master", 5: "volume", 7: "filer", 9: "admin"} {
+			p := fmt.Sprintf("/tmp/seaweedfs-%s-grpc-%s.sock", service, ports[i])
+			if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSocket != 0 {
+				os.Remove(p)
+			}
+		}
 	})
 	endpoint := "http://127.0.0.1:" + s3
 	deadline := time.Now().Add(90 * time.Second)
