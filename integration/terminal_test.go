@@ -26,15 +26,17 @@ func newTerm(t *testing.T, w *workspace, script string) *term {
 		}
 		t.Skip("tmux is not installed")
 	}
-	tm := &term{t: t, socket: fmt.Sprintf("ckfs-test-%d-%d", os.Getpid(), time.Now().UnixNano())}
+	// The server's socket lives in the test's own directory, so it goes
+	// with it even when the server leaves it behind.
+	tm := &term{t: t, socket: filepath.Join(t.TempDir(), "tmux-ckfs-test")}
 	env := append(w.env(), "PATH="+filepath.Dir(ckfsBin)+":"+os.Getenv("PATH"), "TERM=xterm")
 	var exports strings.Builder
 	for _, e := range env {
 		k, v, _ := strings.Cut(e, "=")
 		fmt.Fprintf(&exports, "export %s=%q; ", k, v)
 	}
-	t.Cleanup(func() { exec.Command("tmux", "-L", tm.socket, "kill-server").Run() })
-	cmd := exec.Command("tmux", "-L", tm.socket, "-f", "/dev/null", "new-session", "-d", "-x", "100", "-y", "20",
+	t.Cleanup(func() { exec.Command("tmux", "-S", tm.socket, "kill-server").Run() })
+	cmd := exec.Command("tmux", "-S", tm.socket, "-f", "/dev/null", "new-session", "-d", "-x", "100", "-y", "20",
 		exports.String()+"cd "+fmt.Sprintf("%q", w.root)+" && "+script+"; echo EXIT=$?; sleep 60")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("tmux: %v\n%s", err, out)
@@ -43,7 +45,7 @@ func newTerm(t *testing.T, w *workspace, script string) *term {
 }
 
 func (tm *term) screen() string {
-	out, _ := exec.Command("tmux", "-L", tm.socket, "capture-pane", "-p").Output()
+	out, _ := exec.Command("tmux", "-S", tm.socket, "capture-pane", "-p").Output()
 	return string(out)
 }
 
@@ -65,7 +67,7 @@ func (tm *term) waitFor(want string) string {
 
 func (tm *term) keys(keys ...string) {
 	tm.t.Helper()
-	if out, err := exec.Command("tmux", append([]string{"-L", tm.socket, "send-keys"}, keys...)...).CombinedOutput(); err != nil {
+	if out, err := exec.Command("tmux", append([]string{"-S", tm.socket, "send-keys"}, keys...)...).CombinedOutput(); err != nil {
 		tm.t.Fatalf("send-keys: %v\n%s", err, out)
 	}
 }

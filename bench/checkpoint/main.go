@@ -109,7 +109,10 @@ func measure(dir string, n int) (ckfsT, sockT, shadowT, ghostT time.Duration) {
 		generate(trees[k], n)
 	}
 	genv := append(os.Environ(), "GIT_AUTHOR_NAME=b", "GIT_AUTHOR_EMAIL=b@b", "GIT_COMMITTER_NAME=b", "GIT_COMMITTER_EMAIL=b@b",
-		"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
+		// No background gc: it would run into the next timed cell, and
+		// outlive the benchmark's cleanup of its repository.
+		"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=gc.auto", "GIT_CONFIG_VALUE_0=0")
 	// Shadow git: a separate git dir over the work tree, first commit untimed.
 	shadowEnv := append(slices.Clip(genv), "GIT_DIR="+filepath.Join(dir, "shadow.git"), "GIT_WORK_TREE="+trees["shadow"])
 	benchkit.Run(shadowEnv, trees["shadow"], "git", "init", "-q")
