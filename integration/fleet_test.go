@@ -233,7 +233,7 @@ func runFleetAgent(t *testing.T, i int, url string, creds []string, claude strin
 	// the others are shell tool windows.
 	var c *claudeRun
 	if i == 0 && claude != "" {
-		c = &claudeRun{w: w, bin: claude, api: newAnthropicStandIn(t), home: t.TempDir()}
+		c = claudeRunOf(t, w, claude)
 	}
 	edits := []string{
 		fmt.Sprintf(`sed -i 's/return %d/return %d/' src/api/h%d.go && echo 'agent %d' >> docs/README.md`, i+1, 100+i, i+1, i),

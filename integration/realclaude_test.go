@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -18,15 +19,29 @@ type claudeRun struct {
 	bin  string
 	api  *anthropicStandIn
 	home string
+	run  string // XDG_RUNTIME_DIR: where claude puts its sockets
 }
 
 func newClaudeRun(t *testing.T, w *workspace) *claudeRun {
-	return &claudeRun{w: w, bin: agentBinary(t, claudePackage, claudeVersion, "claude"), api: newAnthropicStandIn(t), home: t.TempDir()}
+	return claudeRunOf(t, w, agentBinary(t, claudePackage, claudeVersion, "claude"))
+}
+
+// claudeRunOf is a run of the claude binary bin.
+func claudeRunOf(t *testing.T, w *workspace, bin string) *claudeRun {
+	// Claude Code puts a socket in $XDG_RUNTIME_DIR/cc-socks, or in
+	// /tmp/cc-socks-UID when that path is too long for a socket (a test's
+	// temporary directory is): give it a short directory of its own.
+	run, err := os.MkdirTemp("", "cc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(run) })
+	return &claudeRun{w: w, bin: bin, api: newAnthropicStandIn(t), home: t.TempDir(), run: run}
 }
 
 func (c *claudeRun) env() []string {
 	// TMPDIR: Claude Code keeps per-project files under it.
-	return append(c.w.env(), "HOME="+c.home, "TMPDIR="+c.home, "CKFS_CLAUDE="+c.bin,
+	return append(c.w.env(), "HOME="+c.home, "TMPDIR="+c.home, "XDG_RUNTIME_DIR="+c.run, "CKFS_CLAUDE="+c.bin,
 		"ANTHROPIC_BASE_URL="+c.api.srv.URL, "ANTHROPIC_API_KEY=sk-ant-standin-0000",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1")
 }
