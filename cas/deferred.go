@@ -16,12 +16,45 @@ import (
 // with one Sync. Put always syncs, and Sync must be called before anything
 // durable refers to a deferred object.
 
+// syncDir makes a directory's entries durable (a variable so that tests
+// can see which directories are made durable, and when).
+var syncDir = durable.SyncDir
+
 // pendingSet tracks the deferred objects waiting for Sync: how many, and,
 // while they are few, which.
 type pendingSet struct {
 	mu    sync.Mutex
 	n     int
 	paths []string // nil once n passes syncEachMax
+	// dirs are directories with a new shard directory in them whose entry
+	// is not durable yet (made by a deferred put).
+	dirs map[string]struct{}
+}
+
+// addDir notes that dir may hold a new entry that is not durable yet.
+func (p *pendingSet) addDir(dir string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.dirs == nil {
+		p.dirs = map[string]struct{}{}
+	}
+	p.dirs[dir] = struct{}{}
+}
+
+// syncDirs fsyncs those of dirs that hold entries not durable yet.
+func (p *pendingSet) syncDirs(dirs ...string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, d := range dirs {
+		if _, ok := p.dirs[d]; !ok {
+			continue
+		}
+		if err := syncDir(d); err != nil {
+			return err
+		}
+		delete(p.dirs, d)
+	}
+	return nil
 }
 
 // syncEachMax is how many deferred objects Sync makes durable one by one
@@ -81,22 +114,30 @@ func (l *Local) Pending() int {
 	return l.pending.n
 }
 
-// Sync makes every deferred object durable: a few one by one, many with
-// one syncfs of the store's filesystem.
+// Sync makes every deferred object durable, with the shard directories
+// made for them: a few one by one, many with one syncfs of the store's
+// filesystem.
 func (l *Local) Sync() error {
 	l.pending.mu.Lock()
 	defer l.pending.mu.Unlock()
-	if l.pending.n == 0 {
+	if l.pending.n == 0 && len(l.pending.dirs) == 0 {
 		return nil
 	}
 	if l.pending.n <= syncEachMax && len(l.pending.paths) == l.pending.n {
+		// The objects and their shard directories, then the new shard
+		// directories' entries in their parents.
 		if err := syncEach(l.pending.paths); err != nil {
 			return fmt.Errorf("sync object store %s: %w", l.dir, err)
+		}
+		for d := range l.pending.dirs {
+			if err := syncDir(d); err != nil {
+				return fmt.Errorf("sync object store %s: %w", l.dir, err)
+			}
 		}
 	} else if err := durable.SyncFS(l.dir); err != nil {
 		return fmt.Errorf("sync object store %s: %w", l.dir, err)
 	}
-	l.pending.n, l.pending.paths = 0, nil
+	l.pending.n, l.pending.paths, l.pending.dirs = 0, nil, nil
 	return nil
 }
 
@@ -120,7 +161,7 @@ func syncEach(paths []string) error {
 		dirs[dirOf(p)] = true
 	}
 	for d := range dirs {
-		if err := durable.SyncDir(d); err != nil {
+		if err := syncDir(d); err != nil {
 			return err
 		}
 	}

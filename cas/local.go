@@ -15,8 +15,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/ckfs-dev/ckfs/internal/durable"
-
 	"github.com/klauspost/compress/zstd"
 	"github.com/zeebo/blake3"
 )
@@ -52,7 +50,7 @@ type Local struct {
 
 	tmpPrefix string        // random, so two processes never pick one name
 	tmpSeq    atomic.Uint64 // temp file counter
-	shards    sync.Map      // shard directories known to exist durably
+	shards    sync.Map      // shard directories known to exist (durably, or noted in pending)
 	trusted   trustCache    // object files known to hold their content
 }
 
@@ -269,28 +267,39 @@ func (l *Local) createTemp() (*os.File, string, error) {
 	return f, tmp, nil
 }
 
-// mkdirDurable creates the two shard levels if needed and fsyncs the parent
-// of each directory it created.
-func (l *Local) mkdirDurable(shard string) error {
-	if _, ok := l.shards.Load(shard); ok {
-		return nil
-	}
-	if _, err := os.Stat(shard); err == nil {
-		l.shards.Store(shard, true)
-		return nil
-	}
+// mkdirShard creates the two shard levels if needed. With sync, it makes
+// their entries durable before it returns (an fsync of the parent of each
+// directory it created, and of each parent a deferred put left unsynced).
+// Without sync, it leaves that to the next Sync: a deferred object's shard
+// needs to be durable no sooner than the object itself, and an fsync of a
+// directory per new shard (nearly every object of the first thousands is
+// the first in its shard) forces a journal commit each, which stalls every
+// other change on the filesystem.
+func (l *Local) mkdirShard(shard string, sync bool) error {
 	parent := filepath.Dir(shard)
-	for _, d := range []string{parent, shard} {
-		err := os.Mkdir(d, dirMode)
-		if err == nil {
-			if err := durable.SyncDir(filepath.Dir(d)); err != nil {
-				return err
+	if _, ok := l.shards.Load(shard); !ok {
+		if _, err := os.Stat(shard); err != nil {
+			for _, d := range []string{parent, shard} {
+				if !sync {
+					// Noted before the mkdir: a durable put that finds the
+					// directory made must find the note too.
+					l.pending.addDir(filepath.Dir(d))
+				}
+				err := os.Mkdir(d, dirMode)
+				if err == nil && sync {
+					if err := syncDir(filepath.Dir(d)); err != nil {
+						return err
+					}
+				} else if err != nil && !errors.Is(err, fs.ErrExist) {
+					return err
+				}
 			}
-		} else if !errors.Is(err, fs.ErrExist) {
-			return err
 		}
+		l.shards.Store(shard, true)
 	}
-	l.shards.Store(shard, true)
+	if sync {
+		return l.pending.syncDirs(filepath.Dir(parent), parent)
+	}
 	return nil
 }
 

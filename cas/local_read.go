@@ -10,8 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/ckfs-dev/ckfs/internal/durable"
-
 	"github.com/klauspost/compress/zstd"
 	"github.com/zeebo/blake3"
 )
@@ -215,7 +213,7 @@ func (l *Local) Delete(h Hash) error {
 		}
 		return fmt.Errorf("delete object %s: %w", h, err)
 	}
-	return durable.SyncDir(filepath.Dir(p))
+	return syncDir(filepath.Dir(p))
 }
 
 // readAll is io.ReadAll into a caller-sized buffer, so reading a file whose

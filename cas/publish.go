@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-
-	"github.com/ckfs-dev/ckfs/internal/durable"
 )
 
 // commitTemp makes the temp file durable and publishes it as object h:
@@ -32,7 +30,7 @@ func (l *Local) commitTemp(f *os.File, tmp string, h Hash) (isNew bool, err erro
 func (l *Local) publish(tmp string, h Hash, sync bool) (isNew bool, err error) {
 	final := l.Path(h)
 	shard := dirOf(final)
-	if err := l.mkdirDurable(shard); err != nil {
+	if err := l.mkdirShard(shard, sync); err != nil {
 		return false, fmt.Errorf("store object %s: %w", h, err)
 	}
 	if err := os.Link(tmp, final); err != nil {
@@ -58,7 +56,7 @@ func (l *Local) publish(tmp string, h Hash, sync bool) (isNew bool, err error) {
 	os.Remove(tmp)
 	l.rememberPath(h)
 	if sync {
-		if err := durable.SyncDir(shard); err != nil {
+		if err := syncDir(shard); err != nil {
 			return false, fmt.Errorf("store object %s: fsync %s: %w", h, shard, err)
 		}
 	}

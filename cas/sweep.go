@@ -9,8 +9,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/ckfs-dev/ckfs/internal/durable"
 )
 
 // Garbage collection deletes objects that a reachability pass over the
@@ -111,7 +109,7 @@ func (s *Sweep) SyncDirs(deleted []Hash) error {
 		dirs[filepath.Dir(s.l.Path(h))] = true
 	}
 	for d := range dirs {
-		if err := durable.SyncDir(d); err != nil {
+		if err := syncDir(d); err != nil {
 			return err
 		}
 	}

@@ -7,8 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"sync"
-
-	"github.com/ckfs-dev/ckfs/internal/durable"
 )
 
 // Trusting existing objects. Deduplication means "an object with this name
@@ -102,7 +100,7 @@ func (l *Local) replaceCorrupt(tmp string, h Hash) error {
 	if err := os.Rename(tmp, final); err != nil {
 		return fmt.Errorf("replace corrupt object %s: %w", h, err)
 	}
-	if err := durable.SyncDir(dirOf(final)); err != nil {
+	if err := syncDir(dirOf(final)); err != nil {
 		return fmt.Errorf("replace corrupt object %s: fsync: %w", h, err)
 	}
 	l.rememberPath(h)
