@@ -87,8 +87,8 @@ func (l *Local) PutDeferred(data []byte) (Hash, bool, error) {
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}
-	defer os.Remove(tmp)
 	if werr != nil {
+		os.Remove(tmp)
 		return h, false, fmt.Errorf("store object %s: %w", h, werr)
 	}
 	isNew, err := l.publish(tmp, h, false)

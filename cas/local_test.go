@@ -313,3 +313,49 @@ func TestWalkIgnoresStrayFiles(t *testing.T) {
 		t.Errorf("Walk saw %v", seen)
 	}
 }
+
+// Every way a put ends — a new object, one already there, a corrupt one
+// replaced, a failed write — removes its temp file.
+func TestNoTempFileLeft(t *testing.T) {
+	f := &castest.Faults{}
+	s := newLocal(t, f.Options())
+	data := castest.Contents(11)
+	puts := map[string]func([]byte) (cas.Hash, bool, error){
+		"Put":         s.Put,
+		"PutDeferred": s.PutDeferred,
+		"PutReader":   func(b []byte) (cas.Hash, bool, error) { return s.PutReader(bytes.NewReader(b)) },
+	}
+	for name, put := range puts {
+		for _, content := range []string{"text-4k", "text-3m"} {
+			check := func(what string) {
+				t.Helper()
+				if tmp, _ := os.ReadDir(s.TempDir()); len(tmp) != 0 {
+					t.Errorf("%s of %s, %s: %d temp files left", name, content, what, len(tmp))
+				}
+			}
+			f.FailWrites(true)
+			if _, _, err := put(data[content]); !errors.Is(err, castest.ErrInjected) {
+				t.Errorf("%s with failing writes: %v", name, err)
+			}
+			check("failing writes")
+			f.FailWrites(false)
+			h, _, err := put(data[content])
+			if err != nil {
+				t.Fatal(err)
+			}
+			check("new")
+			if _, isNew, err := put(data[content]); err != nil || isNew {
+				t.Fatalf("%s again: new %v, %v", name, isNew, err)
+			}
+			check("already there")
+			corruptFile(t, s.Path(h), func(b []byte) []byte { b[len(b)-1] ^= 1; return b })
+			if _, isNew, err := put(data[content]); err != nil || !isNew {
+				t.Fatalf("%s over a corrupt object: new %v, %v", name, isNew, err)
+			}
+			check("corrupt replaced")
+			if err := s.Delete(h); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}

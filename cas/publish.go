@@ -12,22 +12,29 @@ import (
 // so a concurrent writer of the same content wins harmlessly), fsync the
 // shard directory, remove the temp name.
 func (l *Local) commitTemp(f *os.File, tmp string, h Hash) (isNew bool, err error) {
-	defer os.Remove(tmp)
 	if err := f.Sync(); err != nil {
 		f.Close()
+		os.Remove(tmp)
 		return false, fmt.Errorf("store object %s: fsync: %w", h, err)
 	}
 	if err := f.Close(); err != nil {
+		os.Remove(tmp)
 		return false, fmt.Errorf("store object %s: %w", h, err)
 	}
 	return l.publish(tmp, h, true)
 }
 
 // publish links the complete temp file tmp into place as object h and
-// removes the temp name. When a file already holds that name, it is kept
-// only if it verifies; a corrupt one is replaced by tmp. sync also
-// fsyncs the shard directory.
+// removes the temp name, whatever happens. When a file already holds that
+// name, it is kept only if it verifies; a corrupt one is replaced by tmp.
+// sync also fsyncs the shard directory.
 func (l *Local) publish(tmp string, h Hash, sync bool) (isNew bool, err error) {
+	linked := false
+	defer func() {
+		if !linked {
+			os.Remove(tmp)
+		}
+	}()
 	final := l.Path(h)
 	shard := dirOf(final)
 	if err := l.mkdirShard(shard, sync); err != nil {
@@ -53,6 +60,7 @@ func (l *Local) publish(tmp string, h Hash, sync bool) (isNew bool, err error) {
 	}
 	// Drop the temp name before stamping the object: unlinking it changes
 	// the inode's change time, which would make the trust cache miss.
+	linked = true
 	os.Remove(tmp)
 	l.rememberPath(h)
 	if sync {
