@@ -277,3 +277,41 @@ func checkAfterKill(t *testing.T, w *workspace, files int, seen map[int]string) 
 		}
 	}
 }
+
+// A path as long as the kernel allows (PATH_MAX - 1 bytes, relative to the
+// repository, reached by changing directory on the way down) can be
+// created, written, renamed and rewound through the mount: the daemon
+// resolves it relative to its working directory, so no prefix of its own
+// pushes it over the limit (serving through /proc/self/fd/N did, and
+// pjdfstest's */03.t failed on it).
+func TestPathsAsLongAsTheKernelAllows(t *testing.T) {
+	w := mountWorkspace(t, "echo one > a.txt")
+	// 15 directories of 255 bytes and a 255-byte name: 15*256 + 255 = 4095.
+	name := func(c string) string { return strings.Repeat(c, 255) }
+	descend := ""
+	for i := range 15 {
+		d := name(string(rune('a' + i)))
+		descend += fmt.Sprintf("mkdir %s && cd %s && ", d, d)
+	}
+	w.window("deep", descend+"printf deep > "+name("x")+" && mv "+name("x")+" "+name("y")+" && cat "+name("y"))
+	var deep string
+	for i := range 15 {
+		deep += name(string(rune('a'+i))) + "/"
+	}
+	deep += name("y")
+	if len(deep) != 4095 {
+		t.Fatalf("test path is %d bytes", len(deep))
+	}
+	if ch := w.changes("deep"); ch[deep][1] != "deep" {
+		t.Fatalf("the deep file's change was not recorded with its content: %v", ch[deep])
+	}
+	w.ckfs("rewind", "--files", "--to", "deep")
+	if _, err := os.Lstat(filepath.Join(w.root, name("a"))); !os.IsNotExist(err) {
+		t.Fatalf("the deep tree is still there after the rewind: %v", err)
+	}
+	w.ckfs("rewind", "--files", "--undo")
+	got := w.sh("cd " + filepath.Dir(deep) + " && cat " + name("y"))
+	if got != "deep" {
+		t.Fatalf("after undoing the rewind, the deep file holds %q", got)
+	}
+}
