@@ -45,3 +45,27 @@ func FuzzParseRemotes(f *testing.F) {
 		}
 	})
 }
+
+// A repository's default store is in the store base, and found from any
+// directory inside the repository once it exists.
+func TestDefaultStoreIsFound(t *testing.T) {
+	base, root := t.TempDir(), t.TempDir()
+	t.Setenv("CKFS_HOME", base)
+	store, err := DefaultStore(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Dir(store) != base || !strings.HasPrefix(filepath.Base(store), filepath.Base(root)+"-") {
+		t.Fatalf("default store of %s is %s; want a directory named after it in %s", root, store, base)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "sub", "dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := Init(store, root); err != nil {
+		t.Fatal(err)
+	}
+	got, m, err := Find("", filepath.Join(root, "sub", "dir"))
+	if err != nil || got != store || m.Root != root {
+		t.Fatalf("Find from inside the repository: %s, %+v, %v; want %s", got, m, err, store)
+	}
+}

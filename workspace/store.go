@@ -48,6 +48,17 @@ func Base() (string, error) {
 	return filepath.Join(home, ".local", "state", "ckfs"), nil
 }
 
+// DefaultStore returns the store a repository whose root is the absolute
+// path root gets when no --store is given: a directory named after it in
+// the store base.
+func DefaultStore(root string) (string, error) {
+	base, err := Base()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(base, PathKey(root)), nil
+}
+
 // PathKey names a directory in the store base: readable and unique.
 func PathKey(abs string) string {
 	sum := blake3.Sum256([]byte(abs))

@@ -21,11 +21,7 @@ func storeFor(cmd *cobra.Command, root string) (string, error) {
 	if s, err := storeFlag(cmd); s != "" || err != nil {
 		return s, err
 	}
-	base, err := workspace.Base()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(base, workspace.PathKey(root)), nil
+	return workspace.DefaultStore(root)
 }
 
 // findStore locates the store of the workspace that contains start: the
