@@ -42,29 +42,35 @@ type baselineOptions struct {
 	maxFileSize int64 // larger files are listed with Skip; 0: no limit
 }
 
-// takeBaseline walks root and returns the manifest entries in path order,
-// handing each content to store (which uploads it) as it goes.
-func takeBaseline(ctx context.Context, root string, o baselineOptions, store func(data []byte) (cas.Hash, error)) ([]BaselineEntry, error) {
+// takeBaseline walks the directory dir and returns the manifest entries in
+// path order, handing each content to store (which uploads it) as it goes.
+// Every path is resolved from dir's descriptor, never joined to dir's
+// name: a path as long as the kernel allows inside the workspace is
+// reached however long dir's own path is.
+func takeBaseline(ctx context.Context, dir string, o baselineOptions, store func(data []byte) (cas.Hash, error)) ([]BaselineEntry, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
 	var out []BaselineEntry
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(root.FS(), ".", func(rel string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		rel, err := filepath.Rel(root, p)
-		if err != nil || rel == "." {
-			return err
+		if rel == "." {
+			return nil
 		}
-		rel = filepath.ToSlash(rel)
 		if o.excluded(rel) {
 			if d.IsDir() {
 				return filepath.SkipDir
 			}
 			return nil
 		}
-		st, err := os.Lstat(p)
+		st, err := root.Lstat(rel)
 		if err != nil {
 			return err
 		}
@@ -86,13 +92,13 @@ func takeBaseline(ctx context.Context, root string, o baselineOptions, store fun
 				e.Skip = fmt.Sprintf("larger than the capture limit of %d bytes", o.maxFileSize)
 				break
 			}
-			if content, err = readRegular(p); err != nil {
+			if content, err = readRegular(root, rel); err != nil {
 				e.Skip = "unreadable: " + err.Error()
 				break
 			}
 			e.Size = int64(len(content))
 		case index.TypeSymlink:
-			t, err := os.Readlink(p)
+			t, err := root.Readlink(rel)
 			if err != nil {
 				return err
 			}
@@ -173,8 +179,8 @@ func ParseBaseline(data []byte) ([]BaselineEntry, error) {
 // readRegular reads the regular file at p without following a symlink put
 // there since it was listed: the baseline never uploads what lies outside
 // the workspace.
-func readRegular(p string) ([]byte, error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0) // NONBLOCK: a FIFO put there never blocks the walk
+func readRegular(root *os.Root, p string) ([]byte, error) {
+	f, err := root.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0) // NONBLOCK: a FIFO put there never blocks the walk
 	if err != nil {
 		return nil, err
 	}
