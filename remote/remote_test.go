@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log"
 	"net"
 	"net/http"
@@ -149,6 +150,53 @@ func TestAgainstSeaweedFS(t *testing.T) {
 			if got, err := os.ReadFile(filepath.Join(dir, f)); err != nil || !bytes.Equal(got, want) {
 				t.Errorf("%s restored as %q (%v), want %q", f, got, err, want)
 			}
+		}
+	})
+	t.Run("a path as long as the kernel allows is pushed and restored", func(t *testing.T) {
+		b := open(t, endpoint)
+		s := newTestStore(t)
+		root, err := os.OpenRoot(s.root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer root.Close()
+		// 15 directories of 255 bytes and a 255-byte name: 4,095 bytes.
+		deep := ""
+		for i := range 15 {
+			deep += strings.Repeat(string(rune('a'+i)), 255)
+			if err := root.Mkdir(deep, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			deep += "/"
+		}
+		fifo := deep + "fifo"
+		deep += strings.Repeat("z", 255)
+		if err := root.WriteFile(deep, []byte("deep\n"), 0o640); err != nil {
+			t.Fatal(err)
+		}
+		if err := mkfifoIn(root, fifo, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.push(b, "wsL"); err != nil {
+			t.Fatalf("push: %v", err)
+		}
+		dir := filepath.Join(t.TempDir(), "out")
+		if _, err := Restore(context.Background(), b, RestoreOptions{Workspace: "wsL", Dir: dir}); err != nil {
+			t.Fatalf("restore: %v", err)
+		}
+		out, err := os.OpenRoot(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer out.Close()
+		if got, err := out.ReadFile(deep); err != nil || string(got) != "deep\n" {
+			t.Errorf("the %d-byte path restored as %q, %v", len(deep), got, err)
+		}
+		if st, err := out.Lstat(deep); err != nil || st.Mode().Perm() != 0o640 {
+			t.Errorf("its mode: %v, %v", st, err)
+		}
+		if st, err := out.Lstat(fifo); err != nil || st.Mode()&fs.ModeNamedPipe == 0 {
+			t.Errorf("the FIFO beside it: %v, %v", st, err)
 		}
 	})
 	t.Run("retention per workspace", func(t *testing.T) {

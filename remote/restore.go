@@ -234,6 +234,14 @@ func goneAt(state map[string]index.Entry, p string) bool {
 // symlinks (so that no write ever goes through one), then the directories'
 // modes and times deepest first; and the filesystem is flushed.
 func writeTree(ctx context.Context, b *Bucket, stage string, plan []planned, res *RestoreResult) error {
+	// Every path is resolved from the stage's descriptor, never joined to
+	// its name: a path as long as the kernel allows inside the workspace
+	// is written however long the stage's own path is.
+	root, err := os.OpenRoot(stage)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
 	var dirs, files, links []planned
 	for _, p := range plan {
 		if p.Type == index.TypeSymlink {
@@ -242,7 +250,7 @@ func writeTree(ctx context.Context, b *Bucket, stage string, plan []planned, res
 		}
 		if p.Type == index.TypeDir {
 			dirs = append(dirs, p)
-			if err := os.MkdirAll(filepath.Join(stage, filepath.FromSlash(p.rel)), 0o700); err != nil {
+			if err := root.MkdirAll(filepath.FromSlash(p.rel), 0o700); err != nil {
 				return err
 			}
 		} else {
@@ -250,8 +258,8 @@ func writeTree(ctx context.Context, b *Bucket, stage string, plan []planned, res
 		}
 	}
 	var mu sync.Mutex
-	err := forEach(ctx, len(files), func(i int) error {
-		n, err := writeOne(ctx, b, stage, files[i])
+	err = forEach(ctx, len(files), func(i int) error {
+		n, err := writeOne(ctx, b, root, files[i])
 		mu.Lock()
 		res.Bytes += n
 		res.Files++
@@ -262,7 +270,7 @@ func writeTree(ctx context.Context, b *Bucket, stage string, plan []planned, res
 		return err
 	}
 	for _, l := range links {
-		n, err := writeOne(ctx, b, stage, l)
+		n, err := writeOne(ctx, b, root, l)
 		if err != nil {
 			return err
 		}
@@ -271,12 +279,12 @@ func writeTree(ctx context.Context, b *Bucket, stage string, plan []planned, res
 	}
 	sort.Slice(dirs, func(i, j int) bool { return dirs[i].rel > dirs[j].rel })
 	for _, d := range dirs {
-		p := filepath.Join(stage, filepath.FromSlash(d.rel))
-		if err := os.Chmod(p, fs.FileMode(d.Mode)&fs.ModePerm|unixMode(d.Mode)); err != nil {
+		p := filepath.FromSlash(d.rel)
+		if err := root.Chmod(p, fs.FileMode(d.Mode)&fs.ModePerm|unixMode(d.Mode)); err != nil {
 			return err
 		}
 		mt := time.Unix(0, d.MTime)
-		os.Chtimes(p, mt, mt)
+		root.Chtimes(p, mt, mt)
 		res.Dirs++
 	}
 	// One flush of the filesystem for the whole tree, before it is
@@ -285,9 +293,9 @@ func writeTree(ctx context.Context, b *Bucket, stage string, plan []planned, res
 }
 
 // writeOne writes one file, symlink or FIFO, and returns its size.
-func writeOne(ctx context.Context, b *Bucket, stage string, p planned) (int64, error) {
-	dst := filepath.Join(stage, filepath.FromSlash(p.rel))
-	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+func writeOne(ctx context.Context, b *Bucket, root *os.Root, p planned) (int64, error) {
+	dst := filepath.FromSlash(p.rel)
+	if err := root.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
 		return 0, err
 	}
 	var data []byte
@@ -302,17 +310,17 @@ func writeOne(ctx context.Context, b *Bucket, stage string, p planned) (int64, e
 	}
 	switch p.Type {
 	case index.TypeSymlink:
-		return int64(len(data)), os.Symlink(string(data), dst)
+		return int64(len(data)), root.Symlink(string(data), dst)
 	case index.TypeFIFO:
-		if err := unix.Mkfifo(dst, p.Mode&0o777); err != nil {
+		if err := mkfifoIn(root, dst, p.Mode&0o777); err != nil {
 			return 0, err
 		}
-		return 0, os.Chmod(dst, fs.FileMode(p.Mode)&fs.ModePerm|unixMode(p.Mode))
+		return 0, root.Chmod(dst, fs.FileMode(p.Mode)&fs.ModePerm|unixMode(p.Mode))
 	case index.TypeFile:
 	default:
 		return 0, fmt.Errorf("%s: a %s cannot be restored", index.Display(p.rel), p.Type)
 	}
-	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := root.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return 0, err
 	}
@@ -327,7 +335,7 @@ func writeOne(ctx context.Context, b *Bucket, stage string, p planned) (int64, e
 		return 0, err
 	}
 	mt := time.Unix(0, p.MTime)
-	return int64(len(data)), os.Chtimes(dst, mt, mt)
+	return int64(len(data)), root.Chtimes(dst, mt, mt)
 }
 
 // unixMode turns the sticky bit into Go's mode bits. Setuid and setgid are
