@@ -17,21 +17,8 @@ import (
 // symlinks and its content, and leaves out what is excluded.
 func TestBaselineReachesTheLongestPaths(t *testing.T) {
 	dir := t.TempDir()
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	// 15 directories of 255 bytes and a 255-byte name: 15*256 + 255 = 4095.
-	deep := ""
-	for i := range 15 {
-		deep += strings.Repeat(string(rune('a'+i)), 255)
-		if err := root.Mkdir(deep, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		deep += "/"
-	}
-	deep += strings.Repeat("z", 255)
+	root, deepDir := deepTree(t, dir)
+	deep := deepDir + strings.Repeat("z", 255)
 	for name, content := range map[string]string{deep: "deep", "top.txt": "top", "skip.log": "excluded"} {
 		if err := root.WriteFile(name, []byte(content), 0o644); err != nil {
 			t.Fatal(err)
@@ -66,4 +53,26 @@ func TestBaselineReachesTheLongestPaths(t *testing.T) {
 			t.Errorf("%.40s...: %q, want %q", p, got[p], w)
 		}
 	}
+}
+
+// deepTree opens dir as a root and makes 15 nested directories of 255
+// bytes in it; it returns the root and their path with a trailing slash,
+// to which a 255-byte name adds up to 15*256 + 255 = 4,095 bytes, the
+// longest path the kernel takes.
+func deepTree(t *testing.T, dir string) (*os.Root, string) {
+	t.Helper()
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { root.Close() })
+	deep := ""
+	for i := range 15 {
+		deep += strings.Repeat(string(rune('a'+i)), 255)
+		if err := root.Mkdir(deep, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		deep += "/"
+	}
+	return root, deep
 }

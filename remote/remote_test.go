@@ -155,22 +155,8 @@ func TestAgainstSeaweedFS(t *testing.T) {
 	t.Run("a path as long as the kernel allows is pushed and restored", func(t *testing.T) {
 		b := open(t, endpoint)
 		s := newTestStore(t)
-		root, err := os.OpenRoot(s.root)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer root.Close()
-		// 15 directories of 255 bytes and a 255-byte name: 4,095 bytes.
-		deep := ""
-		for i := range 15 {
-			deep += strings.Repeat(string(rune('a'+i)), 255)
-			if err := root.Mkdir(deep, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			deep += "/"
-		}
-		fifo := deep + "fifo"
-		deep += strings.Repeat("z", 255)
+		root, deepDir := deepTree(t, s.root)
+		fifo, deep := deepDir+"fifo", deepDir+strings.Repeat("z", 255)
 		if err := root.WriteFile(deep, []byte("deep\n"), 0o640); err != nil {
 			t.Fatal(err)
 		}
