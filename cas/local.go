@@ -281,16 +281,21 @@ func (l *Local) mkdirShard(shard string, sync bool) error {
 		if _, err := os.Stat(shard); err != nil {
 			for _, d := range []string{parent, shard} {
 				if !sync {
-					// Noted before the mkdir: a durable put that finds the
-					// directory made must find the note too.
+					// Noted before the mkdir, so that a durable put that
+					// finds the directory made finds the note too, and
+					// again after it, in case a Sync took the first note
+					// in between.
 					l.pending.addDir(filepath.Dir(d))
 				}
 				err := os.Mkdir(d, dirMode)
-				if err == nil && sync {
+				switch {
+				case err == nil && sync:
 					if err := syncDir(filepath.Dir(d)); err != nil {
 						return err
 					}
-				} else if err != nil && !errors.Is(err, fs.ErrExist) {
+				case err == nil:
+					l.pending.addDir(filepath.Dir(d))
+				case !errors.Is(err, fs.ErrExist):
 					return err
 				}
 			}
