@@ -49,6 +49,15 @@ type workload struct {
 	run     func(dir string) // timed
 }
 
+// seededRow names the workload whose directory holds the Go source tree
+// before it is mounted (untarred, untimed), so that ckfs meets it as files
+// it never captured.
+const seededRow = "rm -rf of a tree from before the mount"
+
+// seedTarball, while set, is untarred into every fresh directory that a
+// column serves (not into a loopback's mountpoint) before it is mounted.
+var seedTarball string
+
 func main() {
 	flag.Parse()
 	if *ckfsBin == "" || *loopbackBin == "" {
@@ -109,6 +118,10 @@ func main() {
 			sh("cd " + d + " && git init -q && git add -A && git -c user.email=b@b -c user.name=b commit -qm x && git status --porcelain | wc -l")
 		}, func(d string) { sh("cd " + d + " && git status --porcelain | wc -l") }},
 		{"rm -rf of that tree", func(d string) { sh("tar xf " + tarball + " -C " + d) }, func(d string) { sh("rm -rf " + d + "/src") }},
+		// A tree the mount never saw (a build directory, a checkout from
+		// before): in a window, every file's pre-image must be stored and
+		// made durable before its unlink goes through.
+		{seededRow, nil, func(d string) { sh("rm -rf " + d + "/src") }},
 		{"go build ./... (warm cache)", func(d string) {
 			sh(fmt.Sprintf("cp -a %s/. %s/", modSrc, d))
 			sh("cd " + d + " && go build ./...")
@@ -142,7 +155,11 @@ func main() {
 			for k := range configs {
 				ci := (r + k) % len(configs)
 				c := configs[ci]
+				if w.name == seededRow {
+					seedTarball = tarball
+				}
 				dir, stop := c.setup(work)
+				seedTarball = ""
 				if w.prepare != nil {
 					w.prepare(dir)
 				}
@@ -224,6 +241,9 @@ func freshDir(work, kind string) string {
 	seq++
 	d := filepath.Join(work, fmt.Sprintf("%s-%d", kind, seq))
 	benchkit.Check(os.Mkdir(d, 0o755))
+	if seedTarball != "" && kind != "lb-mnt" {
+		sh("tar xf " + seedTarball + " -C " + d)
+	}
 	return d
 }
 
