@@ -84,6 +84,9 @@ type Recorder struct {
 	last    map[string]index.State // last recorded state of each path
 	lastSeq map[string]uint64      // seq of that record
 	writers map[*writer]struct{}   // open writable handles
+	dirs    map[string]*dirRun     // durable pre-images per directory this period (prefetch.go)
+	bulk    bool                   // this period has taken a batch of pre-images
+	batch   int                    // the size of the period's next batch (0: prefetchFirst)
 
 	// The post-image worker (postimage.go) takes the post-images of
 	// released handles off the request path.
@@ -115,6 +118,7 @@ type Stats struct {
 	ObjectsNew   int   // objects stored that were not in the store
 	BytesStored  int64 // content bytes hashed and stored
 	Skipped      int   // skip records
+	Prefetched   int   // pre-images taken in a batch ahead of their path's change (prefetch.go)
 	CaptureError int   // failed captures (the operation was refused)
 	// StoreFull counts disk-full events: writes refused with ENOSPC and
 	// post-images recorded as skips; StoreFullSince is when the current
@@ -160,7 +164,7 @@ func (r *Recorder) Excluded(rel string) bool { return r.excl.Excluded(rel) }
 
 // counters are the Stats fields counted on busy paths.
 type counters struct {
-	windows, records, objectsNew, bytesStored, skipped, captureError atomic.Int64
+	windows, records, objectsNew, bytesStored, skipped, captureError, prefetched atomic.Int64
 }
 
 // Stats returns a copy of the counters.
@@ -171,6 +175,7 @@ func (r *Recorder) Stats() Stats {
 	c := &r.count
 	s.Windows, s.Records, s.ObjectsNew = int(c.windows.Load()), int(c.records.Load()), int(c.objectsNew.Load())
 	s.BytesStored, s.Skipped, s.CaptureError = c.bytesStored.Load(), int(c.skipped.Load()), int(c.captureError.Load())
+	s.Prefetched = int(c.prefetched.Load())
 	return s
 }
 
@@ -195,7 +200,14 @@ func (r *Recorder) touch(pid uint32, rel string) error {
 	if r.excl.Excluded(rel) {
 		return nil
 	}
-	st, reason, err := r.image(rel, true)
+	took, err := r.prefetch(pid, rel)
+	if err == nil && took {
+		return nil
+	}
+	st, reason := index.State{}, ""
+	if err == nil {
+		st, reason, err = r.image(rel, true)
+	}
 	if err != nil {
 		if index.IsDiskFull(err) {
 			r.storeFull()
@@ -223,6 +235,7 @@ func (r *Recorder) touch(pid uint32, rel string) error {
 	}
 	r.touched[rel] = own
 	r.last[rel] = st
+	r.noteTouched(rel, durable)
 	return nil
 }
 

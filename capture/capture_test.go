@@ -4,7 +4,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ckfs-dev/ckfs/capture"
 	"github.com/ckfs-dev/ckfs/cas"
@@ -20,6 +22,8 @@ type env struct {
 	cas   cas.Store
 	tl    *index.Writer
 	rec   *capture.Recorder
+	// appends counts the timeline's appends (each takes the time once).
+	appends atomic.Int64
 }
 
 func newEnv(t *testing.T, wrap func(cas.Store) cas.Store, opts capture.Options) *env {
@@ -33,7 +37,10 @@ func newEnv(t *testing.T, wrap func(cas.Store) cas.Store, opts capture.Options) 
 	if wrap != nil {
 		e.cas = wrap(s)
 	}
-	e.tl, _, err = index.OpenWriter(e.store, index.WriterOptions{})
+	e.tl, _, err = index.OpenWriter(e.store, index.WriterOptions{Clock: func() time.Time {
+		e.appends.Add(1)
+		return time.Now()
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -176,6 +176,8 @@ func (r *Recorder) unchanged(rel string) bool {
 func (r *Recorder) startPeriod() error {
 	clear(r.touched)
 	clear(r.clean)
+	clear(r.dirs)
+	r.bulk, r.batch = false, 0
 	for _, w := range r.writerPaths() {
 		err := r.touch(w.pid, w.path)
 		if errors.Is(err, ErrStoreFull) {

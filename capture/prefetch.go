@@ -1,0 +1,210 @@
+package capture
+
+import (
+	"path"
+	"slices"
+
+	"github.com/ckfs-dev/ckfs/index"
+	"golang.org/x/sys/unix"
+)
+
+// Batched pre-images. The first change of a file ckfs has no durable record
+// of costs a durable pre-image: a sync of its object and an fdatasync of the
+// timeline, one file at a time. A tool that deletes or rewrites a directory
+// of such files (rm -rf of a tree from before the mount, git checkout,
+// sed -i over many files, a formatter) pays that per file. Once a period
+// has taken prefetchAfter durable pre-images in one directory, the next one
+// there takes the pre-images of a batch of untouched files with it: its
+// siblings, in directory order from it on, stored deferred and made durable
+// together, one sync of the objects and one fdatasync of their records for
+// the whole batch. Each batch of a period is twice the size of the one
+// before, up to prefetchMax files.
+//
+// Once a period has taken a batch it is in bulk, and a batch follows the
+// order rm -rf works in: the first durable pre-image of any directory
+// starts one at once; it goes down into the subdirectories it meets, depth
+// first, and when it is through its directory it goes on after it in the
+// directory above, up to the nearest one with an entry the period has
+// touched already (the tree the tool is working through). A batch per
+// directory of ten files would still pay a sync per ten files.
+//
+// A file in a batch is touched in the period, as if it had been opened for
+// writing: its pre-image names the window, and it is not taken again when
+// the file does change. One that never changes costs its read and its
+// record, and the boundary's check that it is unchanged; nothing is
+// recorded after it. Nothing is taken ahead while windows are open
+// together: which one a file's change belongs to is decided by its writer.
+const (
+	prefetchAfter = 2
+	prefetchFirst = 32
+	prefetchMax   = 1024
+	// prefetchBytes bounds the content one batch reads.
+	prefetchBytes = 16 << 20
+)
+
+// dirRun is what a period knows about one directory: how many durable
+// pre-images it took there one by one, whether it touched an entry of it,
+// and whether a batch took every file in it.
+type dirRun struct {
+	single  int
+	touched bool
+	done    bool
+}
+
+// noteTouched notes that the period touched rel, and whether its pre-image
+// was durable, taken one by one.
+func (r *Recorder) noteTouched(rel string, durable bool) {
+	d := r.dirRun(path.Dir(rel))
+	d.touched = true
+	if durable {
+		d.single++
+	}
+}
+
+// dirRun returns the run of dir ("." for the root), made on first use.
+func (r *Recorder) dirRun(dir string) *dirRun {
+	if r.dirs == nil {
+		r.dirs = map[string]*dirRun{}
+	}
+	d := r.dirs[dir]
+	if d == nil {
+		d = &dirRun{}
+		r.dirs[dir] = d
+	}
+	return d
+}
+
+// prefetch takes the pre-image of rel, which has no record yet, together
+// with those of a batch of untouched files, when the period's durable
+// pre-images call for it. It reports whether rel was taken; false leaves
+// rel to touch's own pre-image.
+func (r *Recorder) prefetch(pid uint32, rel string) (bool, error) {
+	if len(r.windows) > 1 {
+		return false, nil
+	}
+	if _, ok := r.last[rel]; ok {
+		return false, nil // a recorded path: its pre-image may be free
+	}
+	dir := path.Dir(rel)
+	d := r.dirs[dir]
+	if d != nil && d.done || !r.bulk && (d == nil || d.single < prefetchAfter) {
+		return false, nil
+	}
+	var s unix.Stat_t
+	if err := r.src.Lstat(rel, &s); err != nil || s.Mode&unix.S_IFMT != unix.S_IFREG {
+		return false, nil // only an existing file needs a durable pre-image
+	}
+	if r.batch == 0 {
+		r.batch = prefetchFirst
+	}
+	b := &batch{r: r, own: r.ownerFor(pid), max: r.batch, deep: r.bulk}
+	r.batch = min(2*r.batch, prefetchMax)
+	b.take(rel)
+	b.dir(dir, path.Base(rel))
+	if limit, ok := r.touchedAbove(dir); ok && b.deep {
+		// On after dir in the directories above it, up to the nearest
+		// one the period has touched an entry of.
+		for cur := dir; cur != limit && !b.full(); cur = path.Dir(cur) {
+			b.dir(path.Dir(cur), path.Base(cur))
+		}
+	}
+	if len(b.recs) == 0 {
+		return false, nil
+	}
+	if err := r.syncObjects(); err != nil {
+		return false, err
+	}
+	if err := r.tl.Append(b.recs...); err != nil {
+		return false, err
+	}
+	r.bulk = true
+	took := false
+	for _, rec := range b.recs {
+		r.touched[rec.Path] = b.own
+		// Unchanged since its pre-image until an operation touches it:
+		// the boundary only checks its stat.
+		r.clean[rec.Path] = true
+		r.last[rec.Path], r.lastSeq[rec.Path] = *rec.State, rec.Seq
+		took = took || rec.Path == rel
+	}
+	r.count.records.Add(int64(len(b.recs)))
+	r.count.prefetched.Add(int64(len(b.recs)))
+	if took {
+		delete(r.clean, rel) // rel is changing now
+		r.noteTouched(rel, false)
+	}
+	return took, nil
+}
+
+// touchedAbove returns the nearest directory above dir with an entry the
+// period touched.
+func (r *Recorder) touchedAbove(dir string) (string, bool) {
+	for dir != "." {
+		dir = path.Dir(dir)
+		if d := r.dirs[dir]; d != nil && d.touched {
+			return dir, true
+		}
+	}
+	return "", false
+}
+
+// batch gathers the pre-images of one prefetch.
+type batch struct {
+	r    *Recorder
+	own  owner
+	max  int
+	deep bool // go down into subdirectories, and on in the directories above
+	recs []*index.Record
+	read int64
+}
+
+func (b *batch) full() bool { return len(b.recs) >= b.max || b.read >= prefetchBytes }
+
+// take adds the pre-image of p, unless p is not a file or a symbolic link
+// whose content could be stored: an error is reported at p's own first
+// change, and a special file or a skip needs no durable pre-image. A
+// directory is walked when the batch goes deep.
+func (b *batch) take(p string) {
+	st, reason, err := b.r.image(p, false)
+	switch {
+	case err != nil || reason != "":
+	case st.Type == index.TypeDir:
+		if b.deep {
+			b.dir(p, "")
+		}
+	case st.Hash != "":
+		b.recs = append(b.recs, imageRecord(p, b.own, &st, "", index.KindBefore, index.ImageBefore))
+		b.read += st.Size
+	}
+}
+
+// dir adds the untouched, never recorded entries of dir in directory order
+// (the order a tool that lists it works in), from the one after name on,
+// wrapping around, until the batch is full; when it gets through them all,
+// dir is done for the period.
+func (b *batch) dir(dir, name string) {
+	r := b.r
+	names, err := r.src.ReadDir(dir)
+	if err != nil {
+		return // each file's own change says what fails
+	}
+	start := slices.Index(names, name) + 1 // 0 when name is not listed
+	prefix := dir + "/"
+	if dir == "." {
+		prefix = ""
+	}
+	n := 0
+	for ; n < len(names) && !b.full(); n++ {
+		p := prefix + names[(start+n)%len(names)]
+		if _, ok := r.touched[p]; ok || p == prefix+name {
+			continue
+		}
+		if _, ok := r.last[p]; ok || r.excl.Excluded(p) {
+			continue
+		}
+		b.take(p)
+	}
+	if n == len(names) && !b.full() {
+		r.dirRun(dir).done = true
+	}
+}
