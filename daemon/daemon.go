@@ -312,7 +312,7 @@ func (d *daemon) handle(req workspace.Request) workspace.Reply {
 		return workspace.Reply{OK: true, Status: &workspace.StatusInfo{
 			PID: os.Getpid(), Root: d.o.Root, Mountpoint: d.o.Mountpoint,
 			OpenWindows: d.rec.OpenWindows(), Windows: s.Windows, Records: s.Records,
-			ObjectsNew: s.ObjectsNew, BytesStored: s.BytesStored, Skipped: s.Skipped, Errors: s.CaptureError,
+			ObjectsNew: s.ObjectsNew, BytesStored: s.BytesStored, Skipped: s.Skipped, Errors: s.CaptureError, Batched: s.Prefetched,
 			StoreFull: s.StoreFull, StoreFullSince: s.StoreFullSince, StoreFullNow: d.rec.StoreFullNow(),
 		}}
 	case "rewind", "rollback", "abandon":

@@ -17,6 +17,9 @@ func Status(out io.Writer, r *workspace.StatusReport) {
 	if d := r.Daemon; d != nil {
 		fmt.Fprintf(out, "daemon     pid %d\nwindows    %d opened, open now: %v\nrecords    %d (%d skipped), %d capture errors\n",
 			d.PID, d.Windows, d.OpenWindows, d.Records, d.Skipped, d.Errors)
+		if d.Batched > 0 {
+			fmt.Fprintf(out, "batched    %d pre-images, taken ahead of their file's change\n", d.Batched)
+		}
 		if d.StoreFull > 0 || d.StoreFullNow {
 			fmt.Fprintf(out, "store full %s\n", d.FullLine())
 		}

@@ -54,6 +54,9 @@ type StatusInfo struct {
 	BytesStored int64    `json:"bytes_stored"`
 	Skipped     int      `json:"skipped"`
 	Errors      int      `json:"capture_errors"`
+	// Batched counts pre-images taken in a batch, ahead of their file's
+	// change, while a tool worked through files ckfs had never recorded.
+	Batched int `json:"pre_images_batched,omitempty"`
 	// Disk-full events since the daemon started (writes refused with
 	// ENOSPC, post-images not stored), when the current spell began, and
 	// whether the store is out of room now.
