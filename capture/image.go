@@ -78,7 +78,9 @@ func (r *Recorder) image(rel string, durable bool) (st index.State, reason strin
 	// Read what is there now: the size may have moved since the stat.
 	var content io.Reader = f
 	if s.Size <= smallFile {
-		buf := bytes.NewBuffer(make([]byte, 0, s.Size+1))
+		// Room for the whole file and ReadFrom's minimum read, so that
+		// reading it to its end never grows the buffer.
+		buf := bytes.NewBuffer(make([]byte, 0, s.Size+bytes.MinRead))
 		if _, err := buf.ReadFrom(io.LimitReader(f, r.maxSize+1)); err != nil {
 			return st, "", err
 		}

@@ -2,7 +2,10 @@ package capture
 
 import (
 	"path"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/ckfs-dev/ckfs/index"
 	"golang.org/x/sys/unix"
@@ -99,7 +102,7 @@ func (r *Recorder) prefetch(pid uint32, rel string) (bool, error) {
 	}
 	b := &batch{r: r, own: r.ownerFor(pid), max: r.batch, deep: r.bulk}
 	r.batch = min(2*r.batch, prefetchMax)
-	b.take(rel)
+	b.take(rel, b.images([]string{rel})[0])
 	b.dir(dir, path.Base(rel))
 	if limit, ok := r.touchedAbove(dir); ok && b.deep {
 		// On after dir in the directories above it, up to the nearest
@@ -162,26 +165,25 @@ func (b *batch) full() bool { return len(b.recs) >= b.max || b.read >= prefetchB
 
 // take adds the pre-image of p, unless p is not a file or a symbolic link
 // whose content could be stored: an error is reported at p's own first
-// change, and a special file or a skip needs no durable pre-image. A
-// directory is walked when the batch goes deep.
-func (b *batch) take(p string) {
-	st, reason, err := b.r.image(p, false)
+// change, and a special file or a skip needs no durable pre-image. It
+// reports whether p is a directory to walk.
+func (b *batch) take(p string, im image) (subdir bool) {
 	switch {
-	case err != nil || reason != "":
-	case st.Type == index.TypeDir:
-		if b.deep {
-			b.dir(p, "")
-		}
-	case st.Hash != "":
-		b.recs = append(b.recs, imageRecord(p, b.own, &st, "", index.KindBefore, index.ImageBefore))
-		b.read += st.Size
+	case im.err != nil || im.reason != "":
+	case im.st.Type == index.TypeDir:
+		return b.deep
+	case im.st.Hash != "":
+		b.recs = append(b.recs, imageRecord(p, b.own, &im.st, "", index.KindBefore, index.ImageBefore))
+		b.read += im.st.Size
 	}
+	return false
 }
 
 // dir adds the untouched, never recorded entries of dir in directory order
 // (the order a tool that lists it works in), from the one after name on,
-// wrapping around, until the batch is full; when it gets through them all,
-// dir is done for the period.
+// wrapping around, until the batch is full, and then, when the batch goes
+// deep, walks the subdirectories among them; when it gets through them
+// all, dir is done for the period.
 func (b *batch) dir(dir, name string) {
 	r := b.r
 	names, err := r.src.ReadDir(dir)
@@ -193,18 +195,57 @@ func (b *batch) dir(dir, name string) {
 	if dir == "." {
 		prefix = ""
 	}
-	n := 0
-	for ; n < len(names) && !b.full(); n++ {
-		p := prefix + names[(start+n)%len(names)]
+	var todo, subdirs []string
+	for i := range names {
+		p := prefix + names[(start+i)%len(names)]
 		if _, ok := r.touched[p]; ok || p == prefix+name {
 			continue
 		}
 		if _, ok := r.last[p]; ok || r.excl.Excluded(p) {
 			continue
 		}
-		b.take(p)
+		todo = append(todo, p)
 	}
-	if n == len(names) && !b.full() {
+	for len(todo) > 0 && !b.full() {
+		n := min(len(todo), max(b.max-len(b.recs), 8))
+		for i, im := range b.images(todo[:n]) {
+			if b.take(todo[i], im) {
+				subdirs = append(subdirs, todo[i])
+			}
+		}
+		todo = todo[n:]
+	}
+	for len(subdirs) > 0 && !b.full() {
+		b.dir(subdirs[0], "")
+		subdirs = subdirs[1:]
+	}
+	if len(todo) == 0 && len(subdirs) == 0 && !b.full() {
 		r.dirRun(dir).done = true
 	}
+}
+
+// image is one path's image as a batch takes it.
+type image struct {
+	st     index.State
+	reason string
+	err    error
+}
+
+// images takes the images of paths, stored deferred, on as many threads as
+// there are CPUs: the operation waiting for the batch has nothing else to
+// do, and each image is a read, a hash and a compression.
+func (b *batch) images(paths []string) []image {
+	out := make([]image, len(paths))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(paths)) {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < len(paths); i = int(next.Add(1)) - 1 {
+				im := &out[i]
+				im.st, im.reason, im.err = b.r.image(paths[i], false)
+			}
+		})
+	}
+	wg.Wait()
+	return out
 }
