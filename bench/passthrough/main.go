@@ -49,10 +49,13 @@ type workload struct {
 	run     func(dir string) // timed
 }
 
-// seededRow names the workload whose directory holds the Go source tree
+// seededRow and seededSed name the workloads whose directory holds the Go source tree
 // before it is mounted (untarred, untimed), so that ckfs meets it as files
 // it never captured.
-const seededRow = "rm -rf of a tree from before the mount"
+const (
+	seededRow = "rm -rf of a tree from before the mount"
+	seededSed = "sed -i over its cmd/ .go files (before the mount)"
+)
 
 // seedTarball, while set, is untarred into every fresh directory that a
 // column serves (not into a loopback's mountpoint) before it is mounted.
@@ -122,6 +125,11 @@ func main() {
 		// before): in a window, every file's pre-image must be stored and
 		// made durable before its unlink goes through.
 		{seededRow, nil, func(d string) { sh("rm -rf " + d + "/src") }},
+		// sed -i writes a new file and renames it over each one: every
+		// file's first change, again with a durable pre-image.
+		{seededSed, nil, func(d string) {
+			sh("find " + d + "/src/cmd -type f -name '*.go' -print0 | xargs -0 sed -i 's/^func /func /'")
+		}},
 		{"go build ./... (warm cache)", func(d string) {
 			sh(fmt.Sprintf("cp -a %s/. %s/", modSrc, d))
 			sh("cd " + d + " && go build ./...")
@@ -155,7 +163,7 @@ func main() {
 			for k := range configs {
 				ci := (r + k) % len(configs)
 				c := configs[ci]
-				if w.name == seededRow {
+				if w.name == seededRow || w.name == seededSed {
 					seedTarball = tarball
 				}
 				dir, stop := c.setup(work)
