@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"errors"
 	"path"
 	"runtime"
 	"slices"
@@ -82,7 +83,7 @@ func (r *Recorder) dirRun(dir string) *dirRun {
 // pre-images call for it. It reports whether rel was taken; false leaves
 // rel to touch's own pre-image.
 func (r *Recorder) prefetch(pid uint32, rel string) (bool, error) {
-	if len(r.windows) > 1 {
+	if len(r.windows) > 1 || r.noBatch || r.tl.ReserveUsed() {
 		return false, nil
 	}
 	if _, ok := r.last[rel]; ok {
@@ -114,11 +115,23 @@ func (r *Recorder) prefetch(pid uint32, rel string) (bool, error) {
 	if len(b.recs) == 0 {
 		return false, nil
 	}
-	if err := r.syncObjects(); err != nil {
+	err := r.syncObjects()
+	if err == nil {
+		// Not through the reserve: these records may be left out, and
+		// a boundary's may not.
+		err = r.tl.AppendIfRoom(b.recs...)
+	}
+	if err != nil {
+		if b.diskFull || index.IsDiskFull(err) {
+			// The store is full: no more batches this period; rel is
+			// taken alone, and refused if it cannot be.
+			r.noBatch = true
+			return false, nil
+		}
 		return false, err
 	}
-	if err := r.tl.Append(b.recs...); err != nil {
-		return false, err
+	if b.diskFull {
+		r.noBatch = true
 	}
 	r.bulk = true
 	took := false
@@ -159,9 +172,14 @@ type batch struct {
 	deep bool // go down into subdirectories, and on in the directories above
 	recs []*index.Record
 	read int64
+	// diskFull: an image could not be stored for lack of space; the
+	// batch stops there.
+	diskFull bool
 }
 
-func (b *batch) full() bool { return len(b.recs) >= b.max || b.read >= prefetchBytes }
+func (b *batch) full() bool {
+	return len(b.recs) >= b.max || b.read >= prefetchBytes || b.diskFull
+}
 
 // take adds the pre-image of p, unless p is not a file or a symbolic link
 // whose content could be stored: an error is reported at p's own first
@@ -169,6 +187,8 @@ func (b *batch) full() bool { return len(b.recs) >= b.max || b.read >= prefetchB
 // reports whether p is a directory to walk.
 func (b *batch) take(p string, im image) (subdir bool) {
 	switch {
+	case im.err != nil && index.IsDiskFull(im.err):
+		b.diskFull = true
 	case im.err != nil || im.reason != "":
 	case im.st.Type == index.TypeDir:
 		return b.deep
@@ -224,6 +244,9 @@ func (b *batch) dir(dir, name string) {
 	}
 }
 
+// errNotTried marks the paths of a batch left out once the store was full.
+var errNotTried = errors.New("not tried: the store is full")
+
 // image is one path's image as a batch takes it.
 type image struct {
 	st     index.State
@@ -237,12 +260,20 @@ type image struct {
 func (b *batch) images(paths []string) []image {
 	out := make([]image, len(paths))
 	var next atomic.Int64
+	var full atomic.Bool // the store is full: the rest are not tried
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(paths)) {
 		wg.Go(func() {
 			for i := int(next.Add(1)) - 1; i < len(paths); i = int(next.Add(1)) - 1 {
 				im := &out[i]
+				if full.Load() {
+					im.err = errNotTried
+					continue
+				}
 				im.st, im.reason, im.err = b.r.image(paths[i], false)
+				if im.err != nil && index.IsDiskFull(im.err) {
+					full.Store(true)
+				}
 			}
 		})
 	}

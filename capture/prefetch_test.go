@@ -1,15 +1,19 @@
 package capture_test
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/ckfs-dev/ckfs/capture"
 	"github.com/ckfs-dev/ckfs/cas"
 	"github.com/ckfs-dev/ckfs/index"
+	"golang.org/x/sys/unix"
 )
 
 // oldTree writes n files into dir under the workspace, as if they were
@@ -261,6 +265,81 @@ func TestDeletingATreeOfSmallDirectoriesBatchesAcrossThem(t *testing.T) {
 		}
 		if b, err := s.Get(h); err != nil || string(b) != content {
 			t.Errorf("%s: pre-image holds %q, %v; want %q", rel, b, err, content)
+		}
+	}
+}
+
+// fullAfter is a store whose disk fills up after n deferred puts: every
+// put then fails with ENOSPC. failed counts the deferred puts refused.
+type fullAfter struct {
+	*cas.Local
+	n, failed atomic.Int64
+}
+
+func (s *fullAfter) PutDeferred(b []byte) (cas.Hash, bool, error) {
+	if s.n.Add(-1) < 0 {
+		s.failed.Add(1)
+		return cas.Hash{}, false, fmt.Errorf("store object: %w", unix.ENOSPC)
+	}
+	return s.Local.PutDeferred(b)
+}
+
+func (s *fullAfter) Put(b []byte) (cas.Hash, bool, error) {
+	if s.n.Load() < 0 {
+		return cas.Hash{}, false, fmt.Errorf("store object: %w", unix.ENOSPC)
+	}
+	return s.Local.Put(b)
+}
+
+// When the store fills up in a batch, the batch keeps what it stored, the
+// files it could not take are refused one by one as without batches, and
+// no further batch is tried in the period (each would fail again on the
+// first file).
+func TestAFullStoreStopsTheBatches(t *testing.T) {
+	var full *fullAfter
+	e := newEnv(t, func(s cas.Store) cas.Store {
+		full = &fullAfter{Local: s.(*cas.Local)}
+		full.n.Store(60)
+		return full
+	}, capture.Options{})
+	want := e.oldTree("old", 200)
+	if _, err := e.rec.OpenWindow("w1", "Bash", "rm"); err != nil {
+		t.Fatal(err)
+	}
+	deleted := 0
+	ents, _ := os.ReadDir(filepath.Join(e.root, "old"))
+	for _, ent := range ents {
+		rel := "old/" + ent.Name()
+		if err := e.rec.BeforeChange(0, rel); err != nil {
+			if !errors.Is(err, unix.ENOSPC) {
+				t.Fatalf("%s: %v", rel, err)
+			}
+			continue // refused: the file stays
+		}
+		os.Remove(filepath.Join(e.root, rel))
+		deleted++
+	}
+	if _, err := e.rec.CloseWindow("w1"); err != nil {
+		t.Fatal(err)
+	}
+	if deleted == 0 || deleted == len(want) {
+		t.Fatalf("%d of %d deleted: the store should fill up in the middle", deleted, len(want))
+	}
+	if n := full.failed.Load(); n > int64(runtime.GOMAXPROCS(0)) {
+		t.Errorf("%d deferred puts tried on a full store: batches went on after it filled up", n)
+	}
+	recs := e.records()
+	before := index.StateAt(recs, recs[0].Seq)
+	for rel, content := range want {
+		if _, err := os.Stat(filepath.Join(e.root, rel)); err == nil {
+			continue
+		}
+		h, err := cas.ParseHash(string(before[rel].Hash))
+		if err != nil {
+			t.Fatalf("%s was deleted with no pre-image: %v", rel, err)
+		}
+		if b, err := full.Get(h); err != nil || string(b) != content {
+			t.Errorf("%s: pre-image holds %q, %v", rel, b, err)
 		}
 	}
 }

@@ -177,7 +177,7 @@ func (r *Recorder) startPeriod() error {
 	clear(r.touched)
 	clear(r.clean)
 	clear(r.dirs)
-	r.bulk, r.batch = false, 0
+	r.bulk, r.batch, r.noBatch = false, 0, false
 	for _, w := range r.writerPaths() {
 		err := r.touch(w.pid, w.path)
 		if errors.Is(err, ErrStoreFull) {

@@ -182,10 +182,18 @@ func (w *Writer) LastSeq() uint64 {
 // them durably, in order, with one write. On error nothing is appended
 // (a partial write is truncated away) and the seqs are not consumed.
 func (w *Writer) Append(recs ...*Record) error {
-	return w.append(recs, !w.opts.NoSync)
+	return w.append(recs, !w.opts.NoSync, true)
 }
 
-func (w *Writer) append(recs []*Record, sync bool) error {
+// AppendIfRoom is Append without the reserve: when the disk is full it
+// fails with the disk-full error and appends nothing, leaving the reserve
+// to records that must get through (for records that may be left out, such
+// as pre-images taken ahead of their change).
+func (w *Writer) AppendIfRoom(recs ...*Record) error {
+	return w.append(recs, !w.opts.NoSync, false)
+}
+
+func (w *Writer) append(recs []*Record, sync, reserve bool) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.f == nil {
@@ -214,7 +222,7 @@ func (w *Writer) append(recs []*Record, sync bool) error {
 		w.buf.WriteByte('\n')
 	}
 	_, err := w.f.Write(w.buf.Bytes())
-	if err != nil && IsDiskFull(err) && w.useReserve() {
+	if err != nil && IsDiskFull(err) && reserve && w.useReserve() {
 		w.f.Truncate(w.size)
 		_, err = w.f.Write(w.buf.Bytes())
 	}
@@ -255,7 +263,7 @@ func (w *Writer) Close() error {
 // until Sync or a later Append. Only records whose loss loses no content
 // may be appended this way (post-images, pre-images of absent paths).
 func (w *Writer) AppendDeferred(recs ...*Record) error {
-	return w.append(recs, false)
+	return w.append(recs, false, true)
 }
 
 // Sync makes every record appended so far durable.

@@ -95,3 +95,68 @@ func TestLongStorePath(t *testing.T) {
 		t.Fatalf("status: %+v", st)
 	}
 }
+
+// The store fills up in the middle of rm -rf of a tree from before the
+// mount, whose pre-images are taken in batches: the files whose pre-image
+// could not be stored stay, the window still closes, and once there is room
+// again a rewind brings back every file that went.
+func TestStoreFullDuringRmOfAnOldTree(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("mounting a tmpfs needs root")
+	}
+	// 8 MB of incompressible content for a 4 MB store.
+	w := newWorkspace(t, `mkdir -p tree/a tree/b
+for i in $(seq 80); do head -c 50000 /dev/urandom > tree/a/f$i; head -c 50000 /dev/urandom > tree/b/g$i; done`)
+	want := map[string]string{}
+	filepath.WalkDir(filepath.Join(w.root, "tree"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			b, _ := os.ReadFile(p)
+			want[p] = string(b)
+		}
+		return nil
+	})
+	if err := os.MkdirAll(w.home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("tmpfs", w.home, "tmpfs", 0, "size=4m,mode=0700"); err != nil {
+		t.Skipf("cannot mount a tmpfs for the store: %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(w.home, unix.MNT_DETACH) }) // runs after the unmount of the workspace
+	w.mount()
+
+	w.ckfs("window", "open", "--id", "rm")
+	out, err := exec.Command("sh", "-c", "cd "+w.root+" && rm -rf tree").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "No space left on device") {
+		t.Fatalf("rm -rf of 8 MB for a 4 MB store: err %v, %q", err, out)
+	}
+	if out, err := w.ckfsErr("window", "close", "--id", "rm"); err != nil {
+		t.Fatalf("closing the window on a full store: %v\n%s", err, out)
+	}
+	gone := 0
+	for p, c := range want {
+		b, err := os.ReadFile(p)
+		switch {
+		case os.IsNotExist(err):
+			gone++
+		case err != nil || string(b) != c:
+			t.Fatalf("%s: a file rm could not delete changed: %v", p, err)
+		}
+	}
+	if gone == 0 || gone == len(want) {
+		t.Fatalf("%d of %d files deleted: the store should fill up in the middle", gone, len(want))
+	}
+	t.Logf("%d of %d files deleted before the store was full", gone, len(want))
+
+	// Room again (the user grows the store's disk): the rewind brings
+	// every deleted file back.
+	if err := unix.Mount("tmpfs", w.home, "tmpfs", unix.MS_REMOUNT, "size=64m,mode=0700"); err != nil {
+		t.Fatal(err)
+	}
+	w.ckfs("rewind", "--files", "--to", "rm")
+	for p, c := range want {
+		if b, err := os.ReadFile(p); err != nil || string(b) != c {
+			t.Fatalf("%s after the rewind: %d bytes, %v", p, len(b), err)
+		}
+	}
+	w.ckfs("verify")
+}
