@@ -77,6 +77,13 @@ func revertPlan(records []index.Record, ids []string, disk *Dir, store cas.Store
 				p.CannotRestore = append(p.CannotRestore, Unrestorable{Path: path, Reason: "window " + w.ID + " changed it without its content being stored"})
 				continue
 			}
+			before, after := first[path], last[path]
+			if before.SameContent(after) {
+				// The window changed nothing here (a pre-image taken
+				// ahead, or a file opened for writing and left as it
+				// was): the disk need not be read.
+				continue
+			}
 			cur, ok := now[path]
 			if !ok {
 				st, err := disk.State(path)
@@ -85,10 +92,9 @@ func revertPlan(records []index.Record, ids []string, disk *Dir, store cas.Store
 				}
 				disk0[path], now[path], cur = st, st, st
 			}
-			before, after := first[path], last[path]
 			switch {
-			case cur.SameContent(before) || before.SameContent(after):
-				continue // already as before the window, or it changed nothing
+			case cur.SameContent(before):
+				continue // already as before the window
 			case cur.SameContent(after):
 				now[path] = before
 				delete(content, path)
