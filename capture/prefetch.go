@@ -26,9 +26,9 @@ import (
 //
 // Once a period has taken a batch it is in bulk, and a batch follows the
 // order rm -rf works in: the first durable pre-image of any directory
-// starts one at once; it goes down into the subdirectories it meets, depth
-// first, and when it is through its directory it goes on after it in the
-// directory above, up to the nearest one with an entry the period has
+// starts one at once; it goes down into the subdirectories it meets (after
+// the files beside them), and when it is through its directory it goes on
+// after it in the directory above, up to the nearest one with an entry the period has
 // touched already (the tree the tool is working through). A batch per
 // directory of ten files would still pay a sync per ten files.
 //

@@ -21,13 +21,7 @@ func TestStoreDiskFull(t *testing.T) {
 		t.Skip("mounting a tmpfs needs root")
 	}
 	w := newWorkspace(t, `printf 'a0\n' > a.txt`)
-	if err := os.MkdirAll(w.home, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Mount("tmpfs", w.home, "tmpfs", 0, "size=4m,mode=0700"); err != nil {
-		t.Skipf("cannot mount a tmpfs for the store: %v", err)
-	}
-	t.Cleanup(func() { unix.Unmount(w.home, unix.MNT_DETACH) }) // runs after the unmount of the workspace
+	smallStore(t, w)
 	w.mount()
 	if _, err := os.Stat(filepath.Join(w.store, "reserve")); err != nil {
 		t.Fatalf("the store has no reserve: %v", err)
@@ -115,13 +109,7 @@ for i in $(seq 80); do head -c 50000 /dev/urandom > tree/a/f$i; head -c 50000 /d
 		}
 		return nil
 	})
-	if err := os.MkdirAll(w.home, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Mount("tmpfs", w.home, "tmpfs", 0, "size=4m,mode=0700"); err != nil {
-		t.Skipf("cannot mount a tmpfs for the store: %v", err)
-	}
-	t.Cleanup(func() { unix.Unmount(w.home, unix.MNT_DETACH) }) // runs after the unmount of the workspace
+	smallStore(t, w)
 	w.mount()
 
 	w.ckfs("window", "open", "--id", "rm")
@@ -159,4 +147,17 @@ for i in $(seq 80); do head -c 50000 /dev/urandom > tree/a/f$i; head -c 50000 /d
 		}
 	}
 	w.ckfs("verify")
+}
+
+// smallStore puts the workspace's store on a 4 MB tmpfs (before it is
+// mounted), unmounted after the workspace.
+func smallStore(t *testing.T, w *workspace) {
+	t.Helper()
+	if err := os.MkdirAll(w.home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("tmpfs", w.home, "tmpfs", 0, "size=4m,mode=0700"); err != nil {
+		t.Skipf("cannot mount a tmpfs for the store: %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(w.home, unix.MNT_DETACH) }) // runs after the unmount of the workspace
 }
