@@ -56,7 +56,7 @@ done`, dirs, files))
 	for i := 0; i < 1000 && alive(w.pid); i++ {
 		time.Sleep(10 * time.Millisecond)
 	}
-	reap()
+	reap(w.pid)
 	if out, err := w.ckfsErr("unmount", w.root); err != nil {
 		t.Fatalf("unmount of the dead mount: %v\n%s", err, out)
 	}

@@ -129,7 +129,7 @@ done`, files-1)
 		if alive(w.pid) {
 			t.Fatalf("kill %d: daemon %d still alive 10 s after SIGKILL", k, w.pid)
 		}
-		reap()
+		reap(w.pid)
 		if k == 0 {
 			c := exec.Command(ckfsBin, "status", "--json", w.root)
 			c.Dir, c.Env = filepath.Dir(w.root), w.env()

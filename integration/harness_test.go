@@ -203,7 +203,7 @@ func (w *workspace) unmount() {
 		w.t.Errorf("daemon pid %d still running after unmount", w.pid)
 		syscall.Kill(w.pid, syscall.SIGKILL)
 	}
-	reap()
+	reap(w.pid)
 }
 
 // window runs script inside a window with the given id.
@@ -310,12 +310,11 @@ func alive(pid int) bool {
 	return i < 0 || i+2 >= len(b) || (b[i+2] != 'Z' && b[i+2] != 'X')
 }
 
-// reap collects the daemons (and other children) that have exited.
-func reap() {
-	for {
-		var ws unix.WaitStatus
-		if pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil); pid <= 0 || err != nil {
-			return
-		}
-	}
+// reap collects the daemon pid once it has exited (the test process is
+// the daemons' subreaper). Only that pid: waiting for any child would take
+// the exit status of a command another test runs in parallel, whose own
+// Wait then fails with ECHILD.
+func reap(pid int) {
+	var ws unix.WaitStatus
+	unix.Wait4(pid, &ws, unix.WNOHANG, nil)
 }
