@@ -5,20 +5,14 @@ import (
 	"path/filepath"
 	"testing"
 
-	"golang.org/x/sys/unix"
+	"github.com/ckfs-dev/ckfs/internal/testenv"
 )
 
 // On a full disk, Append gives the reserve back to get its records in;
 // AppendIfRoom fails and leaves the reserve (and the timeline) alone.
 func TestAppendIfRoomLeavesTheReserve(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("mounting a tmpfs needs root")
-	}
 	dir := t.TempDir()
-	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=4m,mode=0700"); err != nil {
-		t.Skipf("cannot mount a tmpfs: %v", err)
-	}
-	t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) })
+	testenv.Tmpfs(t, dir, "4m")
 	w, _ := openTest(t, dir)
 	if _, err := os.Stat(filepath.Join(dir, ReserveFile)); err != nil {
 		t.Fatalf("no reserve: %v", err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ckfs-dev/ckfs/capture"
+	"github.com/ckfs-dev/ckfs/internal/testenv"
 	"golang.org/x/sys/unix"
 )
 
@@ -17,9 +18,6 @@ import (
 // as not restorable; windows still open and close; status and doctor say
 // so; and once there is room again everything works, the reserve included.
 func TestStoreDiskFull(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("mounting a tmpfs needs root")
-	}
 	w := newWorkspace(t, `printf 'a0\n' > a.txt`)
 	smallStore(t, w)
 	w.mount()
@@ -95,9 +93,6 @@ func TestLongStorePath(t *testing.T) {
 // could not be stored stay, the window still closes, and once there is room
 // again a rewind brings back every file that went.
 func TestStoreFullDuringRmOfAnOldTree(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("mounting a tmpfs needs root")
-	}
 	// 8 MB of incompressible content for a 4 MB store.
 	w := newWorkspace(t, `mkdir -p tree/a tree/b
 for i in $(seq 80); do head -c 50000 /dev/urandom > tree/a/f$i; head -c 50000 /dev/urandom > tree/b/g$i; done`)
@@ -153,11 +148,5 @@ for i in $(seq 80); do head -c 50000 /dev/urandom > tree/a/f$i; head -c 50000 /d
 // mounted), unmounted after the workspace.
 func smallStore(t *testing.T, w *workspace) {
 	t.Helper()
-	if err := os.MkdirAll(w.home, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Mount("tmpfs", w.home, "tmpfs", 0, "size=4m,mode=0700"); err != nil {
-		t.Skipf("cannot mount a tmpfs for the store: %v", err)
-	}
-	t.Cleanup(func() { unix.Unmount(w.home, unix.MNT_DETACH) }) // runs after the unmount of the workspace
+	testenv.Tmpfs(t, w.home, "4m") // its unmount runs after the workspace's
 }
