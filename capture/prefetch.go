@@ -83,7 +83,9 @@ func (r *Recorder) dirRun(dir string) *dirRun {
 // pre-images call for it. It reports whether rel was taken; false leaves
 // rel to touch's own pre-image.
 func (r *Recorder) prefetch(pid uint32, rel string) (bool, error) {
-	if len(r.windows) > 1 || r.noBatch || r.tl.ReserveUsed() {
+	// This runs on the first change of every path in a period: the
+	// checks that need no lock and no syscall come first.
+	if len(r.windows) > 1 || r.noBatch {
 		return false, nil
 	}
 	if _, ok := r.last[rel]; ok {
@@ -93,6 +95,9 @@ func (r *Recorder) prefetch(pid uint32, rel string) (bool, error) {
 	d := r.dirs[dir]
 	if d != nil && d.done || !r.bulk && (d == nil || d.single < prefetchAfter) {
 		return false, nil
+	}
+	if r.tl.ReserveUsed() {
+		return false, nil // the store is full: each file alone
 	}
 	var s unix.Stat_t
 	if err := r.src.Lstat(rel, &s); err != nil || s.Mode&unix.S_IFMT != unix.S_IFREG {
