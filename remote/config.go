@@ -32,3 +32,23 @@ func Resolve(c *workspace.Remotes, name, endpoint string) (Remote, string, error
 	}
 	return Remote{URL: r.URL, Endpoint: endpoint}, name, nil
 }
+
+// OpenFor opens the remote that name and endpoint give (as Resolve takes
+// them) for the workspace whose store is store, and returns its name in
+// the store's remotes ("" for a URL). store may be "" (no workspace here):
+// name must then be a URL.
+func OpenFor(store, name, endpoint string) (*Bucket, string, error) {
+	c := &workspace.Remotes{Remotes: map[string]workspace.RemoteConfig{}}
+	if store != "" {
+		var err error
+		if c, err = workspace.LoadRemotes(store); err != nil {
+			return nil, "", err
+		}
+	}
+	r, rname, err := Resolve(c, name, endpoint)
+	if err != nil {
+		return nil, "", err
+	}
+	b, err := Open(r)
+	return b, rname, err
+}

@@ -26,6 +26,16 @@ func MirrorDir(b *Bucket, ws string) (string, error) {
 	return filepath.Join(cache, "ckfs", "remote", fmt.Sprintf("%x-%s", sum[:6], ws)), nil
 }
 
+// MirrorCopy brings the copy of workspace ws of the bucket, in the
+// user's cache (MirrorDir), up to date and returns its directory.
+func MirrorCopy(ctx context.Context, b *Bucket, ws string) (string, error) {
+	dir, err := MirrorDir(b, ws)
+	if err != nil {
+		return "", err
+	}
+	return dir, Mirror(ctx, b, ws, dir)
+}
+
 // Mirror makes dir a store holding a workspace of the bucket as far as
 // the bucket has it: its store.json, its timeline (the segments in order),
 // its marks and session logs, and every object a checkpoint the bucket

@@ -123,7 +123,11 @@ func Within(p, dir string) bool {
 	return p == dir || dir == "/" || strings.HasPrefix(p, dir+string(filepath.Separator))
 }
 
-// Find is findStore with the --store value given (or "").
+// Find locates the store of the workspace that contains start: s (the
+// --store flag) when it is not ""; else the store of the live mount
+// nearest at or above start (each daemon registers its mountpoint, so a
+// --store given at mount is found too); else the default store of start
+// or of one of its parents.
 func Find(s, start string) (string, *Meta, error) {
 	if s != "" {
 		m, err := ReadMeta(s)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -62,17 +63,25 @@ Set CKFS_CLAUDE or CKFS_CODEX to run another binary.`,
 			if args[0] != transcript.Claude && args[0] != transcript.Codex {
 				return workspace.Errorf(workspace.ErrUsage, "agent %s: ckfs agent runs claude or codex; for any other agent use ckfs run -- CMD", args[0])
 			}
-			return runAgent(args[0], args[1:], cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return runAgent(cmd.Context(), agentOptions{Agent: args[0], Args: args[1:]}, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 }
 
-func runAgent(agent string, args []string, stdout, stderr io.Writer) error {
+// agentOptions are ckfs agent's: the agent and its arguments.
+type agentOptions struct {
+	Agent string   // claude or codex
+	Args  []string // passed to the agent unchanged
+}
+
+// runAgent runs the agent with ckfs's hooks, mounting first if need be,
+// and exits with the agent's code.
+func runAgent(ctx context.Context, o agentOptions, stdout, stderr io.Writer) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	err = workspace.RunAgent(exe, agent, args, stdout, stderr)
+	err = workspace.RunAgent(exe, o.Agent, o.Args, stdout, stderr)
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		return &exitError{code: ee.ExitCode(), err: err, silent: true}

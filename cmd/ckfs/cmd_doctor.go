@@ -12,9 +12,8 @@ import (
 
 // doctorOptions are ckfs doctor's.
 type doctorOptions struct {
-	Store string // --store, or "" to find it from the directory
-	Dir   string // the workspace
-	JSON  bool
+	workspaceArg
+	JSON bool
 }
 
 func newDoctorCmd() *cobra.Command {
@@ -31,12 +30,7 @@ when a check fails.`,
 		Example: "  ckfs doctor\n  ckfs doctor ~/src/app --json",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Dir = "."
-			if len(args) == 1 {
-				o.Dir = args[0]
-			}
-			var err error
-			if o.Store, err = storeFlag(cmd); err != nil {
+			if err := o.fill(cmd, args); err != nil {
 				return err
 			}
 			return runDoctor(cmd.Context(), o, cmd.OutOrStdout())

@@ -12,10 +12,9 @@ import (
 
 // duOptions are ckfs du's.
 type duOptions struct {
-	Store string // --store, or "" to find it from the directory
-	Dir   string // the workspace
-	JSON  bool
-	Top   int
+	workspaceArg
+	JSON bool
+	Top  int
 }
 
 func newDUCmd() *cobra.Command {
@@ -30,12 +29,7 @@ what the retention policy no longer keeps.`,
 		Example: "  ckfs du\n  ckfs du --top 20\n  ckfs du --json | jq .saving_ratio",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Dir = "."
-			if len(args) == 1 {
-				o.Dir = args[0]
-			}
-			var err error
-			if o.Store, err = storeFlag(cmd); err != nil {
+			if err := o.fill(cmd, args); err != nil {
 				return err
 			}
 			return runDU(cmd.Context(), o, cmd.OutOrStdout())

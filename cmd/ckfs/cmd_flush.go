@@ -17,20 +17,25 @@ Commands that read the timeline while mounted do this themselves.`,
 		Example: "  ckfs flush",
 		Hidden:  true,
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			store, err := storeFlag(cmd)
-			if err != nil {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			var o flushOptions
+			if o.Store, err = storeFlag(cmd); err != nil {
 				return err
 			}
-			return runFlush(cmd.Context(), store)
+			return runFlush(cmd.Context(), o)
 		},
 	}
 }
 
-// runFlush asks the daemon of the workspace here (or of store) to record
-// the post-images of files still being written.
-func runFlush(ctx context.Context, store string) error {
-	store, _, err := workspace.Find(store, ".")
+// flushOptions are ckfs flush's.
+type flushOptions struct {
+	Store string // --store, or "" to find it from the current directory
+}
+
+// runFlush asks the daemon of the workspace to record the post-images of
+// files still being written.
+func runFlush(ctx context.Context, o flushOptions) error {
+	store, _, err := workspace.Find(o.Store, ".")
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 
 	"github.com/ckfs-dev/ckfs/config"
@@ -11,8 +12,10 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// gcOptions are ckfs gc's.
 type gcOptions struct {
 	remoteFlags
+	workspaceArg
 	DropAfter string
 	DryRun    bool
 	KeepLast  int
@@ -47,14 +50,13 @@ period (24 hours), so agents can push meanwhile.`,
   ckfs gc --remote team --keep-last 50 --drop-after 30d`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := "."
-			if len(args) == 1 {
-				dir = args[0]
+			if err := o.fill(cmd, args); err != nil {
+				return err
 			}
 			if o.Remote != "" {
-				return runRemoteGC(cmd, o, cmd.OutOrStdout())
+				return runRemoteGC(cmd.Context(), o, cmd.OutOrStdout())
 			}
-			return runGC(cmd, dir, o, cmd.OutOrStdout())
+			return runGC(cmd.Context(), o, cmd.OutOrStdout())
 		},
 	}
 	f := cmd.Flags()
@@ -68,7 +70,8 @@ period (24 hours), so agents can push meanwhile.`,
 	return cmd
 }
 
-func runRemoteGC(cmd *cobra.Command, o gcOptions, out io.Writer) error {
+// runRemoteGC collects a shared bucket.
+func runRemoteGC(ctx context.Context, o gcOptions, out io.Writer) error {
 	if o.MaxSize != "" {
 		return workspace.Errorf(workspace.ErrUsage, "--max-size is for a local store; a bucket's workspaces are kept by --keep-last, --older-than and --drop-after")
 	}
@@ -84,12 +87,12 @@ func runRemoteGC(cmd *cobra.Command, o gcOptions, out io.Writer) error {
 			return workspace.Errorf(workspace.ErrUsage, "--drop-after: %v", err)
 		}
 	}
-	store, _, _ := findStore(cmd, ".")
+	store, _, _ := workspace.Find(o.Store, ".") // none here: the remote must be a URL
 	b, _, err := o.remoteFlags.open(store)
 	if err != nil {
 		return err
 	}
-	res, err := remote.Collect(cmd.Context(), b, ro)
+	res, err := remote.Collect(ctx, b, ro)
 	if err != nil {
 		return err
 	}
@@ -100,8 +103,9 @@ func runRemoteGC(cmd *cobra.Command, o gcOptions, out io.Writer) error {
 	return nil
 }
 
-func runGC(cmd *cobra.Command, dir string, o gcOptions, out io.Writer) error {
-	store, meta, err := findStore(cmd, dir)
+// runGC applies the retention policy to the workspace's store.
+func runGC(ctx context.Context, o gcOptions, out io.Writer) error {
+	store, meta, err := workspace.Find(o.Store, o.Dir)
 	if err != nil {
 		return err
 	}

@@ -162,23 +162,10 @@ func (f *remoteFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.Endpoint, "endpoint", "", "where the bucket is served (default: the remote's, else AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL)")
 }
 
-// open opens the remote the flags name, and returns its name in the
-// store's remotes ("" for a URL); store may be "" (no workspace here: the
-// flag must then be a URL).
+// open opens the remote the flags name for the workspace whose store is
+// store ("" for none: the flag must then be a URL).
 func (f *remoteFlags) open(store string) (*remote.Bucket, string, error) {
-	c := &workspace.Remotes{Remotes: map[string]workspace.RemoteConfig{}}
-	if store != "" {
-		var err error
-		if c, err = workspace.LoadRemotes(store); err != nil {
-			return nil, "", err
-		}
-	}
-	r, name, err := remote.Resolve(c, f.Remote, f.Endpoint)
-	if err != nil {
-		return nil, "", err
-	}
-	b, err := remote.Open(r)
-	return b, name, err
+	return remote.OpenFor(store, f.Remote, f.Endpoint)
 }
 
 // remoteRead lets a command that reads a store (log, show, diff) read a
@@ -206,14 +193,14 @@ func (r *remoteRead) store(cmd *cobra.Command) (string, error) {
 	if r.Workspace == "" {
 		return "", workspace.Errorf(workspace.ErrUsage, "--remote: name the workspace with --workspace ID (ckfs workspaces --remote lists them)")
 	}
-	local, _, _ := findStore(cmd, ".")
+	s, err := storeFlag(cmd)
+	if err != nil {
+		return "", err
+	}
+	local, _, _ := workspace.Find(s, ".") // none here: the remote must be a URL
 	b, _, err := r.open(local)
 	if err != nil {
 		return "", err
 	}
-	dir, err := remote.MirrorDir(b, r.Workspace)
-	if err != nil {
-		return "", err
-	}
-	return dir, remote.Mirror(cmd.Context(), b, r.Workspace, dir)
+	return remote.MirrorCopy(cmd.Context(), b, r.Workspace)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,7 +13,9 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// revertOptions are ckfs revert's.
 type revertOptions struct {
+	Store    string // --store, or "" to find it from the current directory
 	Windows  []string
 	Paths    []string
 	Conflict string // refuse or markers
@@ -57,12 +60,15 @@ same checks (a change ckfs never recorded is never overwritten without
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			o.Windows = args
 			if d := cmd.ArgsLenAtDash(); d >= 0 {
 				o.Windows, o.Paths = args[:d], args[d:]
 			}
-			return runRevert(cmd, o, cmd.OutOrStdout())
+			if o.Store, err = storeFlag(cmd); err != nil {
+				return err
+			}
+			return runRevert(cmd.Context(), o, cmd.OutOrStdout())
 		},
 	}
 	f := cmd.Flags()
@@ -75,11 +81,12 @@ same checks (a change ckfs never recorded is never overwritten without
 	return cmd
 }
 
-func runRevert(cmd *cobra.Command, o revertOptions, out io.Writer) error {
+// runRevert takes the chosen windows' changes out (or previews it).
+func runRevert(ctx context.Context, o revertOptions, out io.Writer) error {
 	if o.Conflict != "refuse" && o.Conflict != "markers" {
 		return workspace.Errorf(workspace.ErrUsage, "--conflict=%s: use refuse or markers", o.Conflict)
 	}
-	v, err := workspace.OpenView(func() (string, *workspace.Meta, error) { return findStore(cmd, ".") })
+	v, err := workspace.OpenView(func() (string, *workspace.Meta, error) { return workspace.Find(o.Store, ".") })
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +12,9 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// rewindOptions are ckfs rewind's.
 type rewindOptions struct {
+	Store        string // --store, or "" to find it from the current directory
 	To           string
 	Last         int
 	Undo         bool
@@ -75,12 +78,15 @@ keeping what came after it, see ckfs revert.`,
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			o.Paths = args
-			if o.Interactive {
-				return runPicker(cmd, o, cmd.OutOrStdout())
+			if o.Store, err = storeFlag(cmd); err != nil {
+				return err
 			}
-			return runRewind(cmd, o, cmd.OutOrStdout())
+			if o.Interactive {
+				return runPicker(cmd.Context(), o, cmd.OutOrStdout())
+			}
+			return runRewind(cmd.Context(), o, cmd.OutOrStdout())
 		},
 	}
 	f := cmd.Flags()
@@ -104,8 +110,10 @@ keeping what came after it, see ckfs revert.`,
 	return cmd
 }
 
-func runRewind(cmd *cobra.Command, o rewindOptions, out io.Writer) error {
-	v, err := workspace.OpenView(func() (string, *workspace.Meta, error) { return findStore(cmd, ".") })
+// runRewind rewinds (or previews, rolls back or abandons) the files, or
+// goes to a mark for both sides.
+func runRewind(ctx context.Context, o rewindOptions, out io.Writer) error {
+	v, err := workspace.OpenView(func() (string, *workspace.Meta, error) { return workspace.Find(o.Store, ".") })
 	if err != nil {
 		return err
 	}

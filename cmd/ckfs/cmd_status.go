@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 
 	"github.com/ckfs-dev/ckfs/ui"
@@ -8,34 +9,40 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// statusOptions are ckfs status's.
+type statusOptions struct {
+	workspaceArg
+	JSON bool
+}
+
 func newStatusCmd() *cobra.Command {
-	var asJSON bool
+	var o statusOptions
 	cmd := &cobra.Command{
 		Use:     "status [DIR]",
 		Short:   "Show whether the workspace is mounted, its open windows and its store",
 		Example: "  ckfs status\n  ckfs status --json ~/src/app",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := "."
-			if len(args) == 1 {
-				dir = args[0]
-			}
-			store, meta, err := findStore(cmd, dir)
-			if err != nil {
+			if err := o.fill(cmd, args); err != nil {
 				return err
 			}
-			return runStatus(store, meta, asJSON, cmd.OutOrStdout())
+			return runStatus(cmd.Context(), o, cmd.OutOrStdout())
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
 	return cmd
 }
 
-func runStatus(store string, meta *workspace.Meta, asJSON bool, out io.Writer) error {
-	r := workspace.Status(store, meta)
-	if asJSON {
-		return ui.JSON(out, r)
+// runStatus prints whether the workspace is mounted, its windows and its store.
+func runStatus(ctx context.Context, o statusOptions, stdout io.Writer) error {
+	store, meta, err := workspace.Find(o.Store, o.Dir)
+	if err != nil {
+		return err
 	}
-	ui.Status(out, r)
+	r := workspace.Status(store, meta)
+	if o.JSON {
+		return ui.JSON(stdout, r)
+	}
+	ui.Status(stdout, r)
 	return nil
 }

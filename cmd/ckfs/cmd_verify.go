@@ -13,8 +13,7 @@ import (
 
 // verifyOptions are ckfs verify's.
 type verifyOptions struct {
-	Store  string // --store, or "" to find it from the directory
-	Dir    string // the workspace
+	workspaceArg
 	JSON   bool
 	Repair bool
 }
@@ -37,12 +36,7 @@ code 1 when something is wrong.`,
 		Example: "  ckfs verify\n  ckfs verify --repair --json",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Dir = "."
-			if len(args) == 1 {
-				o.Dir = args[0]
-			}
-			var err error
-			if o.Store, err = storeFlag(cmd); err != nil {
+			if err := o.fill(cmd, args); err != nil {
 				return err
 			}
 			return runVerify(cmd.Context(), o, cmd.OutOrStdout(), cmd.ErrOrStderr())

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -8,17 +9,16 @@ import (
 
 	"github.com/ckfs-dev/ckfs/ui"
 	"github.com/ckfs-dev/ckfs/workspace"
-	"github.com/spf13/cobra"
 	"golang.org/x/term"
 )
 
 // runPicker lets the user choose in the picker, then does what was
 // chosen, through the ordinary commands, with the terminal back to normal.
-func runPicker(cmd *cobra.Command, o rewindOptions, out io.Writer) error {
+func runPicker(ctx context.Context, o rewindOptions, out io.Writer) error {
 	if !term.IsTerminal(int(os.Stdin.Fd())) || !term.IsTerminal(int(os.Stdout.Fd())) {
 		return workspace.Errorf(workspace.ErrUsage, "rewind -i needs a terminal; without one use ckfs log, then ckfs rewind --to or --mark")
 	}
-	v, err := workspace.OpenView(func() (string, *workspace.Meta, error) { return findStore(cmd, ".") })
+	v, err := workspace.OpenView(func() (string, *workspace.Meta, error) { return workspace.Find(o.Store, ".") })
 	if err != nil {
 		return err
 	}
@@ -32,7 +32,7 @@ func runPicker(cmd *cobra.Command, o rewindOptions, out io.Writer) error {
 	}
 	o.Interactive = false
 	if kind == "revert" {
-		return runRevert(cmd, revertOptions{Windows: []string{e.ID}, Conflict: "refuse", Limit: o.Limit}, out)
+		return runRevert(ctx, revertOptions{Store: o.Store, Windows: []string{e.ID}, Conflict: "refuse", Limit: o.Limit}, out)
 	}
 	if e.Kind == "mark" {
 		o.Mark = strconv.Itoa(e.Mark)
@@ -47,5 +47,5 @@ func runPicker(cmd *cobra.Command, o rewindOptions, out io.Writer) error {
 	case "rewind-conversation":
 		o.Conversation = true
 	}
-	return runRewind(cmd, o, out)
+	return runRewind(ctx, o, out)
 }

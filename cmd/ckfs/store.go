@@ -24,14 +24,19 @@ func storeFor(cmd *cobra.Command, root string) (string, error) {
 	return workspace.DefaultStore(root)
 }
 
-// findStore locates the store of the workspace that contains start: the
-// --store flag; else the store of the live mount nearest at or above start
-// (each daemon registers its mountpoint, so a --store given at mount is
-// found too); else the default store of start or of one of its parents.
-func findStore(cmd *cobra.Command, start string) (string, *workspace.Meta, error) {
-	s, err := storeFlag(cmd)
-	if err != nil {
-		return "", nil, err
+// workspaceArg is the part of a command's options naming its workspace:
+// the --store flag and the optional DIR argument.
+type workspaceArg struct {
+	Store string // --store, or "" to find it from Dir
+	Dir   string // the workspace: DIR, or the current directory
+}
+
+// fill sets the workspace from the command line.
+func (w *workspaceArg) fill(cmd *cobra.Command, args []string) (err error) {
+	w.Dir = "."
+	if len(args) > 0 {
+		w.Dir = args[0]
 	}
-	return workspace.Find(s, start)
+	w.Store, err = storeFlag(cmd)
+	return err
 }
