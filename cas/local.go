@@ -52,6 +52,7 @@ type Local struct {
 	tmpSeq    atomic.Uint64 // temp file counter
 	shards    sync.Map      // shard directories known to exist (durably, or noted in pending)
 	trusted   trustCache    // object files known to hold their content
+	linkOnly  atomic.Bool   // the store's file system cannot rename without replacing
 }
 
 var _ Store = (*Local)(nil)

@@ -29,6 +29,16 @@ func TestLocalConformance(t *testing.T) {
 	castest.Run(t, func(t *testing.T) cas.Store { return newLocal(t, nil) })
 }
 
+// Where the store's file system cannot rename without replacing, objects
+// are hard-linked into place: the same contract.
+func TestLocalConformanceLinkOnly(t *testing.T) {
+	castest.Run(t, func(t *testing.T) cas.Store {
+		s := newLocal(t, nil)
+		cas.LinkOnly(s)
+		return s
+	})
+}
+
 // The conformance suite also holds for a FaultyStore with no fault armed:
 // the wrapper itself must be transparent.
 func TestFaultyStoreConformance(t *testing.T) {
@@ -317,8 +327,16 @@ func TestWalkIgnoresStrayFiles(t *testing.T) {
 // Every way a put ends — a new object, one already there, a corrupt one
 // replaced, a failed write — removes its temp file.
 func TestNoTempFileLeft(t *testing.T) {
+	t.Run("rename", func(t *testing.T) { testNoTempFileLeft(t, false) })
+	t.Run("link", func(t *testing.T) { testNoTempFileLeft(t, true) })
+}
+
+func testNoTempFileLeft(t *testing.T, linkOnly bool) {
 	f := &castest.Faults{}
 	s := newLocal(t, f.Options())
+	if linkOnly {
+		cas.LinkOnly(s)
+	}
 	data := castest.Contents(11)
 	puts := map[string]func([]byte) (cas.Hash, bool, error){
 		"Put":         s.Put,
@@ -353,6 +371,9 @@ func TestNoTempFileLeft(t *testing.T) {
 				t.Fatalf("%s over a corrupt object: new %v, %v", name, isNew, err)
 			}
 			check("corrupt replaced")
+			if err := s.Verify(h); err != nil {
+				t.Errorf("%s over a corrupt object: %v", name, err)
+			}
 			if err := s.Delete(h); err != nil {
 				t.Fatal(err)
 			}
