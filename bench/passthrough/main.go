@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -118,8 +119,13 @@ func main() {
 		}, func(d string) { sh("find " + d + "/src -name '*_test.go' | wc -l") }},
 		{"git status in that tree (warm)", func(d string) {
 			sh("tar xf " + tarball + " -C " + d)
-			sh("cd " + d + " && git init -q && git add -A && git -c user.email=b@b -c user.name=b commit -qm x && git status --porcelain | wc -l")
+			sh("cd " + d + " && git init -q && git add -A && git -c gc.auto=0 -c user.email=b@b -c user.name=b commit -qm x && git status --porcelain | wc -l")
 		}, func(d string) { sh("cd " + d + " && git status --porcelain | wc -l") }},
+		{"git diff in that tree, 20 files changed (warm)", func(d string) {
+			sh("tar xf " + tarball + " -C " + d)
+			sh("cd " + d + " && git init -q && git add -A && git -c gc.auto=0 -c user.email=b@b -c user.name=b commit -qm x")
+			sh("cd " + d + " && for f in $(git ls-files 'src/cmd/go/*.go' | head -20); do echo '// changed' >> $f; done && git diff | wc -l")
+		}, func(d string) { sh("cd " + d + " && git diff | wc -l") }},
 		{"rm -rf of that tree", func(d string) { sh("tar xf " + tarball + " -C " + d) }, func(d string) { sh("rm -rf " + d + "/src") }},
 		// A tree the mount never saw (a build directory, a checkout from
 		// before): in a window, every file's pre-image must be stored and
@@ -134,10 +140,26 @@ func main() {
 			sh(fmt.Sprintf("cp -a %s/. %s/", modSrc, d))
 			sh("cd " + d + " && go build ./...")
 		}, func(d string) { sh("cd " + d + " && go build ./...") }},
+		// Every result cached: go test hashes the sources and the test
+		// binaries' inputs through the mount and runs nothing. (The
+		// integration tests build ckfs before they start; they are left
+		// out.)
+		{"go test of every package (warm cache, results cached)", func(d string) {
+			sh(fmt.Sprintf("cp -a %s/. %s/", modSrc, d))
+			sh("cd " + d + " && " + goTestAll)
+		}, func(d string) { sh("cd " + d + " && " + goTestAll) }},
 		{"create 10k small files", nil, func(d string) { smallFiles(d, 10000) }},
 		{"delete 10k small files", func(d string) { smallFiles(d, 10000) }, func(d string) { sh("rm -rf " + d + "/small") }},
 		{fmt.Sprintf("write %d MiB sequentially", *bigMiB), nil, func(d string) { writeBig(d, *bigMiB) }},
 		{fmt.Sprintf("read %d MiB, warm", *bigMiB), func(d string) { writeBig(d, *bigMiB); readBig(d) }, readBig},
+	}
+	if _, err := exec.LookPath("rg"); err == nil {
+		workloads = slices.Insert(workloads, 3, workload{"rg over that tree (warm)", func(d string) {
+			sh("tar xf " + tarball + " -C " + d)
+			shOK("rg -c zzqqxx " + d + "/src >/dev/null")
+		}, func(d string) { shOK("rg -c zzqqxx " + d + "/src >/dev/null") }})
+	} else {
+		fmt.Fprintln(os.Stderr, "passthrough: rg is not installed, so its row is left out (apt-get install -y ripgrep)")
 	}
 	if *only != "" {
 		var keep []workload
@@ -408,6 +430,9 @@ func sh(cmd string) string {
 	}
 	return string(out)
 }
+
+// goTestAll runs no test of ckfs's packages but the integration tests'.
+const goTestAll = "go test -run '^$' $(go list ./... | grep -v /integration) >/dev/null"
 
 // shOK is sh for commands whose exit status 1 means "no match".
 func shOK(cmd string) {
