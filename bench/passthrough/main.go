@@ -34,6 +34,7 @@ var (
 	columns      = flag.String("columns", "", "comma-separated columns to run (default all; native always runs)")
 	maxRatio     = flag.Float64("max-ratio", 0, "fail if a ckfs column takes more than this many times the go-fuse loopback column on any row (0: never); CI's guard against a large regression")
 	loopbackArgs = flag.String("loopback-variant", "", "flags for bench/loopback (e.g. -proc-fd, -long-timeouts): adds a column, plain loopback run with them, to measure what one serving choice costs")
+	maxRSS       = flag.Int("max-rss-kb", 0, "fail if the daemon's peak RSS after the -memfiles walk is over this many KiB (0: never); CI's guard against a large memory regression")
 	baseBin      = flag.String("ckfs-base", "", "another ckfs binary, run as two more columns, \"ckfs base, no window\" and \"ckfs base, in a window\" (a before/after comparison)")
 )
 
@@ -228,7 +229,11 @@ func main() {
 	}
 	if *memFiles > 0 {
 		fmt.Println()
-		fmt.Println(memoryRow(work, *memFiles))
+		kb, line := memoryRow(work, *memFiles)
+		fmt.Println(line)
+		if *maxRSS > 0 && kb > *maxRSS {
+			benchkit.Fatalf("the daemon's peak RSS after walking %d files is %d kB, over %d kB", *memFiles, kb, *maxRSS)
+		}
 	}
 	if *maxRatio > 0 {
 		guard(configs, workloads, res)
@@ -386,8 +391,8 @@ func readBig(dir string) {
 }
 
 // memoryRow mounts a tree of n files, walks it with stat, and reports the
-// daemon's peak RSS.
-func memoryRow(work string, n int) string {
+// daemon's peak RSS (VmHWM, KiB) with the line that reports it.
+func memoryRow(work string, n int) (int, string) {
 	d := freshDir(work, "mem")
 	for i := range n {
 		sub := filepath.Join(d, fmt.Sprintf("d%03d", i/1000))
@@ -414,13 +419,16 @@ func memoryRow(work string, n int) string {
 		}
 	}
 	status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	hwm := ""
+	kb := -1
 	for _, l := range strings.Split(string(status), "\n") {
 		if strings.HasPrefix(l, "VmHWM:") {
-			hwm = strings.TrimSpace(strings.TrimPrefix(l, "VmHWM:"))
+			fmt.Sscanf(strings.TrimPrefix(l, "VmHWM:"), "%d", &kb)
 		}
 	}
-	return fmt.Sprintf("Daemon peak RSS after walking (lstat) %d entries of a %d-file tree: %s", count, n, hwm)
+	if kb < 0 {
+		benchkit.Fatalf("no peak RSS for daemon %d in /proc (status --json said %q)", pid, out)
+	}
+	return kb, fmt.Sprintf("Daemon peak RSS after walking (lstat) %d entries of a %d-file tree: %d kB", count, n, kb)
 }
 
 func sh(cmd string) string {
