@@ -129,8 +129,17 @@ func (f *FS) Mount(mountpoint string, o Options) (*fuse.Server, error) {
 	if o.NoPassthrough {
 		opts.MountOptions.DisabledCapabilities = fuse.CAP_PASSTHROUGH
 	}
-	srv, err := fs.Mount(mountpoint, f.root, opts)
+	raw := fs.NewNodeFS(f.root, opts)
+	if o.InPlace {
+		raw = noOpendir{raw}
+		opts.MountOptions.ExtraCapabilities |= capNoOpendir
+	}
+	srv, err := fuse.NewServer(raw, mountpoint, &opts.MountOptions)
 	if err != nil {
+		return nil, fmt.Errorf("mount %s: %w", mountpoint, err)
+	}
+	go srv.Serve()
+	if err := srv.WaitMount(); err != nil {
 		return nil, fmt.Errorf("mount %s: %w", mountpoint, err)
 	}
 	return srv, nil
