@@ -64,18 +64,8 @@ func main() {
 			sh("rm -rf " + tree)
 		}},
 	}
-	if *only != "" {
-		keep := rows[:1]
-		for _, rw := range rows[1:] {
-			for _, o := range strings.Split(*only, ",") {
-				if strings.Contains(rw.name, o) {
-					keep = append(keep, rw)
-					break
-				}
-			}
-		}
-		rows = keep
-	}
+	// The native rm -rf always runs: every ratio is to it.
+	rows = append(rows[:1:1], benchkit.Select(rows[1:], *only, func(r row) string { return r.name })...)
 	ts := make([][]time.Duration, len(rows))
 	files := 0
 	for r := range *runs {

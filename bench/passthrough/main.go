@@ -91,18 +91,8 @@ func main() {
 		configs = append(configs, config{name: "ckfs base, no window", setup: base, wrap: plain},
 			config{name: "ckfs base, in a window", setup: base, wrap: inWindowWith(*baseBin)})
 	}
-	if *columns != "" {
-		keep := configs[:1]
-		for _, c := range configs[1:] {
-			for _, want := range strings.Split(*columns, ",") {
-				if strings.Contains(c.name, want) {
-					keep = append(keep, c)
-					break
-				}
-			}
-		}
-		configs = keep
-	}
+	// Native always runs: every ratio is to it.
+	configs = append(configs[:1:1], benchkit.Select(configs[1:], *columns, func(c config) string { return c.name })...)
 	modSrc := filepath.Join(work, "module")
 	here, _ := filepath.Abs(".")
 	benchkit.Check(os.Mkdir(modSrc, 0o755))
@@ -162,17 +152,7 @@ func main() {
 	} else {
 		fmt.Fprintln(os.Stderr, "passthrough: rg is not installed, so its row is left out (apt-get install -y ripgrep)")
 	}
-	if *only != "" {
-		var keep []workload
-		for _, w := range workloads {
-			for _, o := range strings.Split(*only, ",") {
-				if strings.Contains(w.name, o) {
-					keep = append(keep, w)
-				}
-			}
-		}
-		workloads = keep
-	}
+	workloads = benchkit.Select(workloads, *only, func(w workload) string { return w.name })
 	res := make([][]time.Duration, len(workloads))
 	for i := range res {
 		res[i] = make([]time.Duration, len(configs))

@@ -87,6 +87,25 @@ func Median(ts []time.Duration) time.Duration {
 	return ts[len(ts)/2]
 }
 
+// Select returns the items whose name contains one of the
+// comma-separated patterns, each once and in order; all of them when
+// patterns is empty. It is what -only and -columns do.
+func Select[T any](items []T, patterns string, name func(T) string) []T {
+	if patterns == "" {
+		return items
+	}
+	var keep []T
+	for _, it := range items {
+		for _, p := range strings.Split(patterns, ",") {
+			if strings.Contains(name(it), p) {
+				keep = append(keep, it)
+				break
+			}
+		}
+	}
+	return keep
+}
+
 // Machine describes the run for a table's header: date, CPUs, kernel, Go.
 func Machine() string {
 	out, _ := exec.Command("uname", "-sr").Output()
