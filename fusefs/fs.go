@@ -131,7 +131,7 @@ func (f *FS) Mount(mountpoint string, o Options) (*fuse.Server, error) {
 	}
 	raw := fs.NewNodeFS(f.root, opts)
 	if o.InPlace {
-		raw = noOpendir{raw}
+		raw = &noOpendir{RawFileSystem: raw}
 		opts.MountOptions.ExtraCapabilities |= capNoOpendir
 	}
 	srv, err := fuse.NewServer(raw, mountpoint, &opts.MountOptions)

@@ -1,6 +1,7 @@
 package fusefs
 
 import (
+	"sync"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -12,7 +13,9 @@ import (
 // sends no RELEASEDIR, and keeps every listing in its cache
 // (FOPEN_KEEP_CACHE and FOPEN_CACHE_DIR are its defaults then, which is
 // what OpendirHandle asks for in place anyway). That saves two round
-// trips for every directory a tool opens (find, git status, rg).
+// trips for every directory a tool opens (find, git status, rg). A kernel
+// that does not offer it (before Linux 5.1) would fail every opendir with
+// ENOSYS instead, so there OPENDIR is served as before.
 //
 // The requests that still come name no handle (Fh 0): READDIR and
 // READDIRPLUS when the kernel fills or refills its cache, and FSYNCDIR.
@@ -25,45 +28,69 @@ import (
 // elsewhere keeps OPENDIR (changes behind it must show).
 type noOpendir struct {
 	fuse.RawFileSystem
+	// offered says whether the kernel offered FUSE_NO_OPENDIR_SUPPORT at
+	// INIT, which is over before the first OPENDIR.
+	offered func() bool
 }
 
-func (r noOpendir) OpenDir(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
+func (r *noOpendir) Init(s *fuse.Server) {
+	r.offered = sync.OnceValue(func() bool {
+		return s.KernelSettings().Flags64()&capNoOpendir != 0
+	})
+	r.RawFileSystem.Init(s)
+}
+
+func (r *noOpendir) OpenDir(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
+	if !r.offered() {
+		return r.RawFileSystem.OpenDir(cancel, in, out)
+	}
 	return fuse.ENOSYS
 }
 
-func (r noOpendir) ReadDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
-	return r.withHandle(cancel, &in.InHeader, &in.Fh, func() fuse.Status {
-		return r.RawFileSystem.ReadDir(cancel, in, out)
-	})
-}
-
-func (r noOpendir) ReadDirPlus(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
-	return r.withHandle(cancel, &in.InHeader, &in.Fh, func() fuse.Status {
-		return r.RawFileSystem.ReadDirPlus(cancel, in, out)
-	})
-}
-
-func (r noOpendir) FsyncDir(cancel <-chan struct{}, in *fuse.FsyncIn) fuse.Status {
-	return r.withHandle(cancel, &in.InHeader, &in.Fh, func() fuse.Status {
-		return r.RawFileSystem.FsyncDir(cancel, in)
-	})
-}
-
-// withHandle runs serve with *fh set to a directory handle of the
-// daemon's own when the kernel sent none, and releases it afterwards.
-func (r noOpendir) withHandle(cancel <-chan struct{}, h *fuse.InHeader, fh *uint64, serve func() fuse.Status) fuse.Status {
-	if *fh != 0 {
-		return serve()
+func (r *noOpendir) ReadDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
+	if in.Fh == 0 {
+		if st := r.open(cancel, &in.InHeader, &in.Fh); !st.Ok() {
+			return st
+		}
+		defer r.release(&in.InHeader, &in.Fh)
 	}
+	return r.RawFileSystem.ReadDir(cancel, in, out)
+}
+
+func (r *noOpendir) ReadDirPlus(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
+	if in.Fh == 0 {
+		if st := r.open(cancel, &in.InHeader, &in.Fh); !st.Ok() {
+			return st
+		}
+		defer r.release(&in.InHeader, &in.Fh)
+	}
+	return r.RawFileSystem.ReadDirPlus(cancel, in, out)
+}
+
+func (r *noOpendir) FsyncDir(cancel <-chan struct{}, in *fuse.FsyncIn) fuse.Status {
+	if in.Fh == 0 {
+		if st := r.open(cancel, &in.InHeader, &in.Fh); !st.Ok() {
+			return st
+		}
+		defer r.release(&in.InHeader, &in.Fh)
+	}
+	return r.RawFileSystem.FsyncDir(cancel, in)
+}
+
+// open sets *fh to a directory handle of the daemon's own for the node
+// h names.
+func (r *noOpendir) open(cancel <-chan struct{}, h *fuse.InHeader, fh *uint64) fuse.Status {
+	in := fuse.OpenIn{InHeader: *h, Flags: syscall.O_RDONLY | syscall.O_DIRECTORY}
 	var out fuse.OpenOut
-	open := fuse.OpenIn{InHeader: *h, Flags: syscall.O_RDONLY | syscall.O_DIRECTORY}
-	if st := r.RawFileSystem.OpenDir(cancel, &open, &out); !st.Ok() {
-		return st
+	st := r.RawFileSystem.OpenDir(cancel, &in, &out)
+	if st.Ok() {
+		*fh = out.Fh
 	}
-	*fh = out.Fh
-	defer func() {
-		r.RawFileSystem.ReleaseDir(&fuse.ReleaseIn{InHeader: *h, Fh: out.Fh})
-		*fh = 0
-	}()
-	return serve()
+	return st
+}
+
+// release releases the handle open set, and clears *fh again.
+func (r *noOpendir) release(h *fuse.InHeader, fh *uint64) {
+	r.RawFileSystem.ReleaseDir(&fuse.ReleaseIn{InHeader: *h, Fh: *fh})
+	*fh = 0
 }
