@@ -216,6 +216,18 @@ func (r *Recorder) touch(pid uint32, rel string) error {
 		}
 		return r.fail(rel, err)
 	}
+	// What the disk holds must be what the timeline last recorded, or a
+	// change behind the mount would be credited to this window (found.go).
+	// The found record goes first, durable: its content is about to go.
+	if last, ok := r.last[rel]; ok && reason == "" && changedBehind(last, st) && !r.hasWriter(rel) {
+		if err := r.appendFound(rel, st, index.FoundChange, true); err != nil {
+			if index.IsDiskFull(err) {
+				r.storeFull()
+				err = fmt.Errorf("%w: %w", ErrStoreFull, err)
+			}
+			return err
+		}
+	}
 	own := r.ownerFor(pid)
 	rec := imageRecord(rel, own, &st, reason, index.KindBefore, index.ImageBefore)
 	// A pre-image with content must be durable before the operation

@@ -135,6 +135,14 @@ func Run(ctx context.Context, o Options, ready io.Writer) (err error) {
 	} else if len(done.Windows) > 0 || done.Paths > 0 {
 		log.Warn("the previous daemon stopped without finishing; reconciled", "interrupted_windows", done.Windows, "post_images", done.Paths)
 	}
+	// Before anything is attributed to a window, the disk is checked
+	// against the timeline: what changed while nothing was mounted is the
+	// user's own change.
+	if c, err := rec.CheckRecorded(); err != nil {
+		return fmt.Errorf("check the recorded files against the disk: %w", err)
+	} else if c.Found > 0 {
+		log.Info("changes made while not mounted recorded as your own", "found", c.Found, "checked", c.Paths, "read", c.Read)
+	}
 	fsys, err := fusefs.New(rootFd, o.Root, rec)
 	if err != nil {
 		return err

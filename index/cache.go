@@ -25,7 +25,7 @@ const (
 	// cacheVersion changes whenever the encoding, Record, or what
 	// Record.Validate accepts changes: cached records were validated by
 	// the ckfs that wrote them.
-	cacheVersion = 1
+	cacheVersion = 2
 	// cacheEvery is how many records beyond the cache a load must parse
 	// before it writes a new cache.
 	cacheEvery  = 4096
@@ -126,8 +126,8 @@ func encodeRecords(recs []Record) []byte {
 	var strs []byte
 	rb := make([]byte, 0, 24*len(recs))
 	// Most fields repeat the previous record's: those skip the map.
-	var lastS [13]string
-	var lastID [13]uint64
+	var lastS [14]string
+	var lastID [14]uint64
 	slot := 0
 	str := func(s string) {
 		k := slot % len(lastS)
@@ -152,7 +152,7 @@ func encodeRecords(recs []Record) []byte {
 		rb = binary.AppendUvarint(rb, uint64(r.V))
 		rb = binary.AppendUvarint(rb, r.Seq)
 		rb = binary.AppendVarint(rb, r.Time.UnixNano())
-		for _, s := range []string{string(r.Kind), r.Window, r.Path, r.Tool, r.Label, r.Reason, string(r.Image), r.By, r.Op} {
+		for _, s := range []string{string(r.Kind), r.Window, r.Path, r.Tool, r.Label, r.Reason, string(r.Image), r.Found, r.By, r.Op} {
 			str(s)
 		}
 		if r.Target == nil {
@@ -253,7 +253,7 @@ func decodeRecords(b []byte) ([]Record, error) {
 		r.V, r.Seq = int(c.uvarint()), c.uvarint()
 		r.Time = time.Unix(0, c.varint()).UTC()
 		r.Kind, r.Window, r.Path, r.Tool, r.Label = Kind(str()), str(), str(), str(), str()
-		r.Reason, r.Image, r.By, r.Op = str(), Image(str()), str(), str()
+		r.Reason, r.Image, r.Found, r.By, r.Op = str(), Image(str()), str(), str(), str()
 		if c.byte() == 1 {
 			t := c.uvarint()
 			r.Target = &t

@@ -147,7 +147,7 @@ func TestCacheCoversEveryField(t *testing.T) {
 		}
 		return out
 	}
-	if got, want := fields(Record{}), []string{"V", "Seq", "Time", "Kind", "Window", "Path", "State", "Tool", "Label", "Reason", "Image", "By", "Op", "Target"}; !slices.Equal(got, want) {
+	if got, want := fields(Record{}), []string{"V", "Seq", "Time", "Kind", "Window", "Path", "State", "Tool", "Label", "Reason", "Image", "Found", "By", "Op", "Target"}; !slices.Equal(got, want) {
 		t.Errorf("Record has fields %v; the cache encodes %v: encode the new ones in encodeRecords and decodeRecords and raise cacheVersion", got, want)
 	}
 	if got, want := fields(State{}), []string{"Hash", "Size", "MTime", "Mode", "Type", "Rdev", "Owner", "XAttrs"}; !slices.Equal(got, want) {

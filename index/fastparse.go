@@ -161,6 +161,11 @@ func fastParseInto(line []byte, rp *Record, in interner) bool {
 		}
 		r.Image = Image(im)
 	}
+	if p.lit(`,"found":`) {
+		if r.Found, ok = p.sym(); !ok || r.Found == "" {
+			return false
+		}
+	}
 	if p.lit(`,"by":`) {
 		if r.By, ok = p.str(); !ok || r.By == "" {
 			return false

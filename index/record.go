@@ -95,6 +95,14 @@ const (
 	ImageAfter  Image = "after"
 )
 
+// Where a check found a change made behind the mount (Record.Found): the
+// check every mount makes of the recorded paths, or the check before a
+// path's first change in a period.
+const (
+	FoundMount  = "mount"
+	FoundChange = "change"
+)
+
 // Hash is an object address in record form ("blake3:<64 hex digits>"); the
 // empty Hash is written as JSON null and means "no content".
 type Hash string
@@ -175,10 +183,13 @@ type Record struct {
 	Path   string    `json:"path,omitempty"`
 	*State           // set for before, after, skip, outside
 
-	Tool   string  `json:"tool,omitempty"`   // open: the tool that runs in the window
-	Label  string  `json:"label,omitempty"`  // open: free text
-	Reason string  `json:"reason,omitempty"` // skip: why the content was not stored; watermark: the policy; close: "interrupted"
-	Image  Image   `json:"image,omitempty"`  // outside: before or after
+	Tool   string `json:"tool,omitempty"`   // open: the tool that runs in the window
+	Label  string `json:"label,omitempty"`  // open: free text
+	Reason string `json:"reason,omitempty"` // skip: why the content was not stored; watermark: the policy; close: "interrupted"
+	Image  Image  `json:"image,omitempty"`  // outside: before or after
+	// Found is set on an outside post-image that a check found on disk
+	// rather than saw through the mount: FoundMount or FoundChange.
+	Found  string  `json:"found,omitempty"`
 	By     string  `json:"by,omitempty"`     // before, after, skip in a window: how the window was told when several were open
 	Op     string  `json:"op,omitempty"`     // rewind: operation id
 	Target *uint64 `json:"target,omitempty"` // rewind: the checkpoint seq rewound to; watermark: the first restorable seq
@@ -219,6 +230,9 @@ func (r *Record) validate(validPath func(string) error) error {
 	}
 	if r.Time.IsZero() {
 		return errors.New("time is missing")
+	}
+	if r.Found != "" && r.Kind != KindOutside {
+		return fmt.Errorf("%s record with found %q (only an outside record has one)", r.Kind, r.Found)
 	}
 	if r.By != "" && !r.IsImage() {
 		return fmt.Errorf("%s record with by %q (only image records have one)", r.Kind, r.By)
@@ -276,6 +290,9 @@ func (r *Record) validate(validPath func(string) error) error {
 			}
 			if r.Image != ImageBefore && r.Image != ImageAfter {
 				return fmt.Errorf("outside record for %q: image %q, want before or after", r.Path, r.Image)
+			}
+			if r.Found != "" && (r.Image != ImageAfter || (r.Found != FoundMount && r.Found != FoundChange)) {
+				return fmt.Errorf("outside record for %q: found %q with image %q (want %q or %q, with image after)", r.Path, r.Found, r.Image, FoundMount, FoundChange)
 			}
 		}
 	default:

@@ -18,6 +18,11 @@ type Entry struct {
 	// record after the checkpoint is not a pre-image.
 	Unknown bool
 	Reason  string
+	// Found is true when the state comes from a found record after the
+	// checkpoint, in the period the checkpoint starts: a change made
+	// behind the mount at a time ckfs cannot know, which the period's
+	// first change found and a rewind to the checkpoint keeps (StateAt).
+	Found bool
 }
 
 // StateAt returns the state of every recorded path at checkpoint seq.
@@ -30,12 +35,24 @@ type Entry struct {
 // recorded are not in the result: ckfs knows nothing about them and a
 // rewind never touches them.
 //
+// A change that the check before a path's first change in a period found
+// on disk (a found record, FoundChange: made behind the mount at a time
+// ckfs cannot know) counts from the start of its period: the state before
+// a window is what the window found, so a rewind to before it keeps that
+// change (Entry.Found). A change found at mount is already before every
+// window of its session and needs no such rule.
+//
 // records must be in seq order, as Load returns them. StateAt is pure.
 func StateAt(records []Record, seq uint64) map[string]Entry {
 	out := make(map[string]Entry)
 	decided := make(map[string]bool) // path has a record <= seq
+	later := make(map[string]bool)   // path has a record > seq, seen already
+	bound := uint64(0)               // the last boundary so far
 	for i := range records {
 		r := &records[i]
+		if r.IsBoundary() {
+			bound = r.Seq
+		}
 		if !r.IsImage() {
 			continue
 		}
@@ -44,15 +61,19 @@ func StateAt(records []Record, seq uint64) map[string]Entry {
 			decided[r.Path] = true
 			continue
 		}
-		if decided[r.Path] {
-			continue
+		if later[r.Path] {
+			continue // the first record after seq decided already
 		}
-		if _, seen := out[r.Path]; seen {
-			continue // already took the baseline from an earlier record
-		}
-		if r.IsPreImage() {
+		later[r.Path] = true
+		switch {
+		case r.Found == FoundChange && bound <= seq:
+			e := entryOf(r, !decided[r.Path])
+			e.Found = true
+			out[r.Path] = e
+		case decided[r.Path]:
+		case r.IsPreImage() || r.Found != "":
 			out[r.Path] = entryOf(r, true)
-		} else {
+		default:
 			e := entryOf(r, true)
 			e.Unknown = true
 			if e.Reason == "" {
@@ -137,14 +158,20 @@ func Windows(records []Record) []Window {
 
 // History indexes a timeline by path, so the state of one path at any
 // checkpoint costs a binary search rather than a pass over the timeline.
-type History map[string][]*Record
+type History struct {
+	paths  map[string][]*Record
+	bounds []uint64 // the seqs of the boundaries, ascending
+}
 
 // NewHistory indexes the image records of records (in seq order).
 func NewHistory(records []Record) History {
-	h := History{}
+	h := History{paths: map[string][]*Record{}}
 	for i := range records {
-		if records[i].IsImage() {
-			h[records[i].Path] = append(h[records[i].Path], &records[i])
+		switch r := &records[i]; {
+		case r.IsImage():
+			h.paths[r.Path] = append(h.paths[r.Path], r)
+		case r.IsBoundary():
+			h.bounds = append(h.bounds, r.Seq)
 		}
 	}
 	return h
@@ -153,19 +180,30 @@ func NewHistory(records []Record) History {
 // At returns the state of path at checkpoint seq by the rules of StateAt;
 // false if the path was never recorded.
 func (h History) At(path string, seq uint64) (Entry, bool) {
-	recs := h[path]
+	recs := h.paths[path]
 	if len(recs) == 0 {
 		return Entry{}, false
 	}
 	i := sort.Search(len(recs), func(i int) bool { return recs[i].Seq > seq })
+	if i < len(recs) && recs[i].Found == FoundChange && !h.boundaryIn(seq, recs[i].Seq) {
+		e := entryOf(recs[i], i == 0)
+		e.Found = true
+		return e, true
+	}
 	if i > 0 {
 		return entryOf(recs[i-1], false), true
 	}
 	first := recs[0]
 	e := entryOf(first, true)
-	if !first.IsPreImage() && !e.Unknown {
+	if !first.IsPreImage() && first.Found == "" && !e.Unknown {
 		e.Unknown = true
 		e.Reason = "no pre-image recorded before its first change"
 	}
 	return e, true
+}
+
+// boundaryIn reports whether a boundary lies in (from, to).
+func (h History) boundaryIn(from, to uint64) bool {
+	j := sort.Search(len(h.bounds), func(j int) bool { return h.bounds[j] > from })
+	return j < len(h.bounds) && h.bounds[j] < to
 }

@@ -95,6 +95,68 @@ func TestStateAtRules(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
+// A change made behind the mount, found by a check, is the state before
+// the window that found it: what that window found is what a rewind to
+// before it gives back; every window's own change stays its own.
+func TestStateAtFound(t *testing.T) {
+	found := func(seq uint64, p string, s State, where string) Record {
+		return Record{V: 1, Seq: seq, Time: t0, Kind: KindOutside, Path: p, State: &s, Image: ImageAfter, Found: where}
+	}
+	recs := []Record{
+		boundary(1, KindOpen, "w1"),
+		rec(2, KindBefore, "w1", "f", absent()),
+		rec(3, KindAfter, "w1", "f", file(1)),
+		boundary(4, KindClose, "w1"),
+		// unmounted: the user edits f (1 -> 2); the next mount finds it
+		found(5, "f", file(2), FoundMount),
+		boundary(6, KindOpen, "w2"),
+		rec(7, KindBefore, "w2", "f", file(2)),
+		rec(8, KindAfter, "w2", "f", file(3)),
+		boundary(9, KindClose, "w2"),
+		boundary(10, KindOpen, "w3"),
+		// behind the mount, f becomes 4; w3's first change finds it
+		found(11, "f", file(4), FoundChange),
+		rec(12, KindBefore, "w3", "f", file(4)),
+		rec(13, KindAfter, "w3", "f", file(5)),
+		boundary(14, KindClose, "w3"),
+	}
+	for _, c := range []struct {
+		seq   uint64
+		want  State
+		found bool
+	}{
+		{1, absent(), false},
+		{4, file(1), false}, // after w1: what w1 wrote
+		{5, file(2), false}, // the mount found the user's edit
+		{6, file(2), false}, // before w2: what w2 found
+		{9, file(3), false}, // after w2: what w2 wrote
+		{10, file(4), true}, // before w3: what w3 found
+		{14, file(5), false},
+	} {
+		e := StateAt(recs, c.seq)["f"]
+		if e.State != c.want || e.Found != c.found {
+			t.Errorf("StateAt(%d)[f] = %+v, want %+v found=%v", c.seq, e, c.want, c.found)
+		}
+		if got, _ := NewHistory(recs).At("f", c.seq); got != e {
+			t.Errorf("History.At(f, %d) = %+v, StateAt says %+v", c.seq, got, e)
+		}
+	}
+	for i := range recs {
+		if err := recs[i].Validate(); err != nil {
+			t.Fatalf("record %d: %v", i, err)
+		}
+	}
+	bad := found(1, "f", file(1), "guess")
+	if bad.Validate() == nil {
+		t.Error("found with an unknown value validated")
+	}
+	bad = found(1, "f", file(1), FoundMount)
+	bad.Image = ImageBefore
+	if bad.Validate() == nil {
+		t.Error("found on a before image validated")
+	}
+}
+
 func TestWindows(t *testing.T) {
 	recs := []Record{
 		boundary(1, KindOpen, "w1"),
@@ -184,14 +246,45 @@ func runModel(t *rapid.T) *model {
 			last[p] = m.get(p)
 			continue
 		}
+		if rapid.IntRange(0, 4).Draw(t, "unmounted") == 0 {
+			// Changed while nothing was mounted: the next mount finds it.
+			// (A path never recorded that changes so has its lazy
+			// baseline: what the window finds is all ckfs can know.)
+			p := rapid.SampledFrom(modelPaths).Draw(t, "path")
+			if _, ok := last[p]; ok {
+				m.cur[p] = genState(t)
+			}
+			if _, ok := last[p]; ok && last[p] != m.get(p) {
+				m.add(Record{Kind: KindOutside, Path: p, State: ptr(m.get(p)), Image: ImageAfter, Found: FoundMount})
+				last[p] = m.get(p)
+			}
+		}
+		// Changed behind the mount before the window: its first change
+		// of the path finds it.
+		behind := ""
+		if rapid.IntRange(0, 3).Draw(t, "behind") == 0 {
+			behind = rapid.SampledFrom(modelPaths).Draw(t, "path")
+			if _, ok := last[behind]; ok {
+				m.cur[behind] = genState(t)
+			}
+		}
 		w := fmt.Sprintf("w%d", i)
 		m.snap(m.add(Record{Kind: KindOpen, Window: w}))
 		touched := map[string]bool{}
 		ops := rapid.IntRange(0, 6).Draw(t, "ops")
-		for range ops {
-			p := rapid.SampledFrom(modelPaths).Draw(t, "path")
+		if behind != "" {
+			ops++ // the window changes the path first
+		}
+		for j := range ops {
+			p := behind
+			if j > 0 || behind == "" {
+				p = rapid.SampledFrom(modelPaths).Draw(t, "path")
+			}
 			if !touched[p] {
 				touched[p] = true
+				if l, ok := last[p]; ok && p == behind && l != m.get(p) {
+					m.add(Record{Kind: KindOutside, Path: p, State: ptr(m.get(p)), Image: ImageAfter, Found: FoundChange})
+				}
 				m.add(Record{Kind: KindBefore, Window: w, Path: p, State: ptr(m.get(p))})
 				last[p] = m.get(p)
 			}

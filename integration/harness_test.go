@@ -69,6 +69,9 @@ type workspace struct {
 	// extraEnv is added to the environment of every command, the daemon
 	// included.
 	extraEnv []string
+	// behindFd is the workspace's directory as opened before its first
+	// mount: a way beneath the mount (behindDir).
+	behindFd *os.File
 }
 
 // mountWorkspace creates a repository with setup run natively (before the
@@ -100,6 +103,14 @@ func newWorkspace(t *testing.T, setup string) *workspace {
 func (w *workspace) mount(extra ...string) {
 	t := w.t
 	t.Helper()
+	if w.behindFd == nil {
+		f, err := os.Open(w.root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.behindFd = f
+		t.Cleanup(func() { f.Close() })
+	}
 	out := w.ckfs(append([]string{"mount", w.root}, extra...)...)
 	if !strings.Contains(out, "mounted") {
 		t.Fatalf("mount: %s", out)

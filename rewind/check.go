@@ -67,7 +67,7 @@ func (e *RefusedError) Error() string {
 		}
 	}
 	if e.Report.Forceable() {
-		b.WriteString("\nways out: save or commit those changes first; or rerun with --force to overwrite them (they are captured first, so ckfs rewind --undo brings them back); or run the command without --files to preview")
+		b.WriteString("\nways out: to take out only what tool calls did and keep your changes, ckfs revert WINDOW (ckfs log lists the windows); or leave these files out by naming the others after --; or rerun with --force to overwrite them (they are captured first, so ckfs rewind --undo brings them back)")
 	}
 	return b.String()
 }
@@ -105,7 +105,7 @@ func CheckPlan(records []index.Record, plan *Plan, in CheckInput) *Report {
 			"a tool window is open (a tool may be writing): close it with ckfs window close")})
 
 	last := index.LastImage(records)
-	changer := lastChanger(records)
+	mine := changedByYouSince(records, plan.Target)
 	var dirty, outside, newer, touched []string
 	for _, s := range plan.Steps {
 		touched = append(touched, s.Path)
@@ -125,7 +125,7 @@ func CheckPlan(records []index.Record, plan *Plan, in CheckInput) *Report {
 		switch {
 		case !same:
 			dirty = append(dirty, fmt.Sprintf("%s (on disk: %s; last recorded: %s)", index.Display(s.Path), describe(cur), describe(lastSt)))
-		case changer[s.Path] == index.KindOutside && !in.Merge:
+		case mine[s.Path] && !in.Merge:
 			outside = append(outside, index.Display(s.Path))
 		case cur.Type != index.TypeDir && cur.MTime > lastSt.MTime:
 			newer = append(newer, index.Display(s.Path))
@@ -136,9 +136,9 @@ func CheckPlan(records []index.Record, plan *Plan, in CheckInput) *Report {
 			pick(in.Force, "--force: these changes ckfs never recorded will be captured, then overwritten",
 				"these files changed in a way ckfs never recorded"))})
 	add(Check{Name: checkOwnEdits, OK: len(outside) == 0 || in.Force, Warn: len(outside) > 0, Paths: outside,
-		Detail: pick(len(outside) == 0, "no file the rewind touches was last changed outside a tool window",
-			pick(in.Force, "--force: these were last changed by you (outside any window) and will be overwritten",
-				"these were last changed by you, outside any tool window"))})
+		Detail: pick(len(outside) == 0, "no file the rewind touches was changed by you (outside a tool window) since the checkpoint",
+			pick(in.Force, "--force: you changed these (outside any window) since the checkpoint, and your change will be overwritten",
+				"you changed these outside any tool window since the checkpoint (or while ckfs was not mounted), and the rewind would drop your change"))})
 	add(Check{Name: "modification times", OK: true, Warn: len(newer) > 0, Paths: newer,
 		Detail: pick(len(newer) == 0, "no newer modification times",
 			"content as recorded but touched since (newer mtime); nothing is lost")})
@@ -186,21 +186,29 @@ func short(h string) string {
 	return h
 }
 
-// lastChanger returns, for every path, the kind of the record that last
-// changed its state. An outside pre-image taken for a handle still open at
-// a boundary changes nothing and does not count: only a change made outside
-// any window is the user's own edit.
-func lastChanger(records []index.Record) map[string]index.Kind {
+// changedByYouSince returns the paths that a change outside every window
+// (the user's own: an outside post-image, made through the mount or found
+// on disk) changed after checkpoint target. A rewind to target would drop
+// that change, even where a tool call changed the path again later. An
+// outside pre-image taken for a handle still open at a boundary changes
+// nothing and does not count, nor does a change found in the period that
+// target starts (index.StateAt counts it as there at target).
+func changedByYouSince(records []index.Record, target uint64) map[string]bool {
 	prev := map[string]index.State{}
-	out := map[string]index.Kind{}
+	out := map[string]bool{}
+	bound := uint64(0)
 	for i := range records {
 		r := &records[i]
+		if r.IsBoundary() {
+			bound = r.Seq
+		}
 		if !r.IsImage() {
 			continue
 		}
 		p, seen := prev[r.Path]
-		if seen && !p.SameContent(*r.State) && !r.IsPreImage() {
-			out[r.Path] = r.Kind
+		atTarget := r.Found == index.FoundChange && bound <= target
+		if r.Seq > target && r.Kind == index.KindOutside && !r.IsPreImage() && !atTarget && (!seen || !p.SameContent(*r.State)) {
+			out[r.Path] = true
 		}
 		prev[r.Path] = *r.State
 	}

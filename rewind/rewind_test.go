@@ -266,8 +266,8 @@ func TestSafetyChecksRefuse(t *testing.T) {
 				t.Errorf("refused by %q, want %q", failed, name)
 			}
 			sameTree(t, "after a refused rewind", snapshot(t, w.root), before)
-			if c.force != strings.Contains(err.Error(), "--force") || c.force != strings.Contains(err.Error(), "preview") {
-				t.Errorf("the refusal names --force and the preview as ways out if and only if --force applies (it does: %v): %v", c.force, err)
+			if c.force != strings.Contains(err.Error(), "--force") || c.force != strings.Contains(err.Error(), "ckfs revert") || strings.Contains(err.Error(), "commit") {
+				t.Errorf("the refusal names --force and a revert as ways out if and only if --force applies (it does: %v), and never a commit (ckfs checks none): %v", c.force, err)
 			}
 			if c.force {
 				if _, err := rewind.Run(env, rewind.Request{Target: cps[0], Apply: true, Force: true}); err != nil {

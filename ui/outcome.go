@@ -73,7 +73,7 @@ func printOutcome(out io.Writer, v *workspace.View, t OutcomeText, o *rewind.Out
 	case o.Applied:
 		fmt.Fprintf(out, "done (operation %s); undo it with: ckfs rewind --files --undo\n", o.Op)
 	case o.Report.Refused() && o.Report.Forceable():
-		fmt.Fprintln(out, "refused: nothing was changed. Ways out: save or commit those changes; rerun with --force (they are captured first, ckfs rewind --undo brings them back); or keep previewing without --files.")
+		printWaysOut(out, v, o)
 	case o.Report.Refused():
 		fmt.Fprintln(out, "refused: nothing was changed. Fix what the failed checks above name, then run it again (these checks cannot be overridden).")
 	default:
@@ -188,4 +188,54 @@ func actionNames(as []rewind.Action) []string {
 		out[i] = string(a)
 	}
 	return out
+}
+
+// printWaysOut says what helps with a rewind refused over changes ckfs did
+// not record or the user's own: a revert of the tool calls since the
+// checkpoint (it keeps everything else), the same rewind of the other files
+// only, or --force.
+func printWaysOut(out io.Writer, v *workspace.View, o *rewind.Outcome) {
+	refused := map[string]bool{}
+	for _, c := range o.Report.Checks {
+		if !c.OK {
+			for _, p := range c.Paths {
+				refused[strings.SplitN(p, " (", 2)[0]] = true
+			}
+		}
+	}
+	fmt.Fprintln(out, "refused: nothing was changed. Ways out:")
+	var since []string
+	if v != nil {
+		for _, w := range index.Windows(v.Records) {
+			if w.Open.Seq > o.Plan.Target {
+				since = append(since, w.ID)
+			}
+		}
+	}
+	switch {
+	case len(since) > 0 && len(since) <= 5:
+		fmt.Fprintf(out, "  - keep your changes and take out only what the tool calls since then did: ckfs revert %s\n", strings.Join(since, " "))
+	case len(since) > 5:
+		fmt.Fprintf(out, "  - keep your changes and take out only what the %d tool calls since then did: ckfs revert WINDOW... (ckfs log lists them)\n", len(since))
+	}
+	var others []string
+	for _, s := range o.Plan.Steps {
+		if !refused[index.Display(s.Path)] {
+			others = append(others, shellQuote(s.Path))
+		}
+	}
+	if len(others) > 0 && len(others) <= 5 {
+		fmt.Fprintf(out, "  - rewind only the other files: ckfs rewind --files --to %d -- %s\n", o.Plan.Target, strings.Join(others, " "))
+	} else if len(others) > 5 {
+		fmt.Fprintf(out, "  - rewind only the other %d files: name them after -- (ckfs rewind --files --to %d -- PATH...)\n", len(others), o.Plan.Target)
+	}
+	fmt.Fprintln(out, "  - overwrite them anyway: rerun with --force (they are captured first; ckfs rewind --files --undo brings them back)")
+}
+
+// shellQuote quotes p for a POSIX shell where it needs it.
+func shellQuote(p string) string {
+	if p != "" && strings.Trim(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./+=:,@%") == "" {
+		return p
+	}
+	return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
 }

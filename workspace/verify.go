@@ -169,13 +169,12 @@ func unrestorable(recs []index.Record, bad map[string]bool, watermark uint64) []
 		return nil
 	}
 	h := index.NewHistory(recs)
+	seen := map[string]bool{}
 	var badPaths []string
-	for p, rs := range h {
-		for _, r := range rs {
-			if bad[string(r.Hash)] {
-				badPaths = append(badPaths, p)
-				break
-			}
+	for i := range recs {
+		if r := &recs[i]; r.IsImage() && bad[string(r.Hash)] && !seen[r.Path] {
+			seen[r.Path] = true
+			badPaths = append(badPaths, r.Path)
 		}
 	}
 	var out []uint64

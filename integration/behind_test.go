@@ -1,0 +1,147 @@
+package integration
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ckfs-dev/ckfs/index"
+)
+
+// The user's own edits must never be credited to an agent. An agent
+// session writes f.txt; the user then changes it where ckfs cannot see
+// (while unmounted between sessions, or behind the mount); a second agent
+// session appends to it. The second window's before must be what it
+// found, a rewind to before it must keep the user's change, and a revert
+// of it must agree.
+func TestEditsBehindTheMountAreTheUsers(t *testing.T) {
+	edits := []struct {
+		name  string
+		edit  string // run in the repository, where ckfs does not see it
+		agent string // the second session's tool call
+	}{
+		{"append", "echo mine >> f.txt", "echo agent >> f.txt"},
+		{"truncate", ": > f.txt", "echo agent >> f.txt"},
+		{"sed -i", "sed -i s/s1/mine/ f.txt", "echo agent >> f.txt"},
+		// The mount may still cache the name that went behind it: the
+		// agent removes it before it writes.
+		{"rename", "mv f.txt h.txt", "rm -f f.txt; echo agent > f.txt"},
+		{"delete", "rm f.txt", "rm -f f.txt; echo agent > f.txt"},
+	}
+	for _, how := range []string{"unmounted", "behind the mount"} {
+		for _, e := range edits {
+			t.Run(how+"/"+e.name, func(t *testing.T) {
+				w := mountWorkspace(t, "")
+				w.ckfs("run", "--label", "s1", "--", "sh", "-c", "echo s1 > f.txt")
+				switch how {
+				case "unmounted":
+					w.unmount()
+					w.shIn(w.root, e.edit)
+					w.mount()
+				case "behind the mount":
+					w.behind(e.edit)
+				}
+				// What the user left, read from the directory itself (the
+				// kernel may still cache the old attributes in the mount).
+				mine := readOr(t, filepath.Join(w.behindDir(), "f.txt"))
+				w.ckfs("run", "--label", "agent", "--", "sh", "-c", e.agent)
+				recs := w.records()
+				agent := windowLabelled(t, recs, "agent")
+				ch := w.changes(agent)
+				if got := ch["f.txt"][0]; got != mine {
+					t.Fatalf("the agent's window found f.txt as %q, the disk held %q (the user's change credited to the agent)", got, mine)
+				}
+				// A revert of the agent's window and a rewind to before it
+				// agree: both give back the user's version.
+				out := w.ckfs("revert", "--dry-run", agent)
+				if !strings.Contains(out, "f.txt") {
+					t.Fatalf("revert preview does not name f.txt:\n%s", out)
+				}
+				// A rewind to before the first session would drop the
+				// user's change, later overwritten or not: refused, with
+				// ways out that keep it.
+				first := windowLabelled(t, recs, "s1")
+				out, err := w.ckfsErr("rewind", "--files", "--to", first)
+				if code := exitCode(err); code != 3 || !strings.Contains(out, "your own edits") || !strings.Contains(out, "ckfs revert "+agent) || strings.Contains(out, "commit") {
+					t.Fatalf("rewind to before the first session: exit %d, want 3 (refused over the user's change) with a revert as a way out\n%s", code, out)
+				}
+				out = w.ckfs("rewind", "--files", "--last", "1")
+				if got := readOr(t, filepath.Join(w.root, "f.txt")); got != mine {
+					t.Fatalf("rewind --last 1 left f.txt %q, want the user's %q\n%s", got, mine, out)
+				}
+				if e.name == "rename" {
+					if got := readOr(t, filepath.Join(w.root, "h.txt")); got != "s1\n" {
+						t.Fatalf("h.txt after the rewind: %q", got)
+					}
+				}
+				// The log shows the user's change as theirs.
+				out = w.ckfs("log")
+				if !strings.Contains(out, "f.txt") {
+					t.Fatalf("log does not list f.txt:\n%s", out)
+				}
+			})
+		}
+	}
+}
+
+// behind runs script in the workspace's own directory, beneath its mount,
+// as a process that was inside the directory before it was mounted does:
+// the daemon never sees the change.
+func (w *workspace) behind(script string) {
+	w.t.Helper()
+	c := exec.Command("sh", "-ec", script)
+	c.Dir = w.behindDir()
+	c.Env = w.env()
+	if out, err := c.CombinedOutput(); err != nil {
+		w.t.Fatalf("behind the mount: sh %q: %v\n%s", script, err, out)
+	}
+}
+
+// behindDir is a path of the workspace's own directory beneath its mount,
+// through the handle the harness opened before the first mount.
+func (w *workspace) behindDir() string {
+	if w.behindFd == nil {
+		w.t.Fatal("the workspace was mounted without a handle on its directory")
+	}
+	return fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), w.behindFd.Fd())
+}
+
+// windowLabelled returns the id of the window labelled label.
+func windowLabelled(t *testing.T, recs []index.Record, label string) string {
+	t.Helper()
+	for _, win := range index.Windows(recs) {
+		if win.Label == label {
+			return win.ID
+		}
+	}
+	t.Fatalf("no window labelled %q", label)
+	return ""
+}
+
+func readOr(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if os.IsNotExist(err) {
+		return "<absent>"
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// exitCode is the exit status of a command's error (0 for none).
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
