@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"errors"
 	"slices"
 
 	"github.com/ckfs-dev/ckfs/index"
@@ -55,10 +56,26 @@ func (r *Recorder) CheckRecorded() (Checked, error) {
 		}
 	}
 	slices.Sort(paths)
-	for _, p := range paths {
+	// One lstat of every path first (in one pass where the source can),
+	// then the content of those that differ.
+	same := make([]bool, len(paths))
+	if b, ok := r.src.(interface {
+		LstatEach([]string, func(int, *unix.Stat_t, error))
+	}); ok {
+		b.LstatEach(paths, func(i int, s *unix.Stat_t, err error) {
+			same[i] = statMatches(s, err, r.last[paths[i]])
+		})
+	} else {
+		for i, p := range paths {
+			var s unix.Stat_t
+			err := r.src.Lstat(p, &s)
+			same[i] = statMatches(&s, err, r.last[p])
+		}
+	}
+	for i, p := range paths {
 		out.Paths++
 		last := r.last[p]
-		if r.statMatches(p, last) {
+		if same[i] {
 			continue
 		}
 		out.Read++
@@ -85,15 +102,17 @@ func (r *Recorder) CheckRecorded() (Checked, error) {
 	return out, nil
 }
 
-// statMatches reports whether one lstat of rel agrees with its last
-// recorded state: same type, size (for files and symlinks), mtime (except
-// for directories, whose mtime every entry change moves), mode and owner.
-// A content change that keeps all of them (a write that puts the mtime
-// back) is not seen; everything else is then read and compared.
-func (r *Recorder) statMatches(rel string, last index.State) bool {
-	var s unix.Stat_t
-	st, known, err := r.lstat(rel, &s)
-	if err != nil || !known || st.Type != last.Type {
+// statMatches reports whether an lstat (s, or err) agrees with a path's
+// last recorded state: same type, size (for files and symlinks), mtime
+// (except for directories, whose mtime every entry change moves), mode and
+// owner. A content change that keeps all of them (a write that puts the
+// mtime back) is not seen here; everything else is then read and compared.
+func statMatches(s *unix.Stat_t, err error, last index.State) bool {
+	if err != nil {
+		return (errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR)) && last.Type == index.TypeAbsent
+	}
+	st, known := stateOf(s)
+	if !known || st.Type != last.Type {
 		return false
 	}
 	if last.Type == index.TypeFile && last.Hash == "" {
@@ -105,7 +124,7 @@ func (r *Recorder) statMatches(rel string, last index.State) bool {
 	if last.HasMeta() && st.Owner != last.Owner {
 		return false
 	}
-	return st.Type == index.TypeDir || st.Type == index.TypeAbsent || st.MTime == last.MTime
+	return st.Type == index.TypeDir || st.MTime == last.MTime
 }
 
 // changedBehind reports whether st, read from disk, holds a change that

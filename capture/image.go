@@ -117,6 +117,12 @@ func (r *Recorder) lstat(rel string, s *unix.Stat_t) (st index.State, known bool
 		}
 		return st, false, err
 	}
+	st, known = stateOf(s)
+	return st, known, nil
+}
+
+// stateOf is the state an lstat tells, without content.
+func stateOf(s *unix.Stat_t) (st index.State, known bool) {
 	st = index.State{
 		Size:  s.Size,
 		MTime: s.Mtim.Sec*1e9 + s.Mtim.Nsec,
@@ -130,7 +136,7 @@ func (r *Recorder) lstat(rel string, s *unix.Stat_t) (st index.State, known bool
 	if st.Type == index.TypeChar || st.Type == index.TypeBlock {
 		st.Rdev = uint64(s.Rdev)
 	}
-	return st, known, nil
+	return st, known
 }
 
 // putXAttrs stores an attribute set; "" for an empty one.

@@ -64,6 +64,47 @@ func (d *DirSource) Lstat(rel string, st *unix.Stat_t) error {
 	return unix.Fstatat(pfd, base, st, unix.AT_SYMLINK_NOFOLLOW)
 }
 
+// LstatEach lstats every path of rels, calling fn with each result in
+// order. Consecutive paths in one directory share one descriptor of it,
+// so sorted paths cost one fstatat each, not a resolution of their whole
+// path.
+func (d *DirSource) LstatEach(rels []string, fn func(i int, st *unix.Stat_t, err error)) {
+	dir, pfd, perr := "\x00", -1, error(nil)
+	defer func() {
+		if pfd >= 0 && pfd != d.fd {
+			unix.Close(pfd)
+		}
+	}()
+	var st unix.Stat_t
+	for i, rel := range rels {
+		parent, base := "", rel
+		if j := strings.LastIndexByte(rel, '/'); j >= 0 {
+			parent, base = rel[:j], rel[j+1:]
+		}
+		if parent != dir {
+			if pfd >= 0 && pfd != d.fd {
+				unix.Close(pfd)
+			}
+			dir, pfd, perr = parent, d.fd, nil
+			if parent != "" {
+				pfd, perr = openBeneath(d.fd, parent, oPathDir)
+				if perr == unix.ELOOP || perr == unix.EXDEV {
+					perr = unix.ENOTDIR
+				}
+			}
+		}
+		if perr != nil {
+			fn(i, nil, perr)
+			continue
+		}
+		if err := unix.Fstatat(pfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			fn(i, nil, err)
+			continue
+		}
+		fn(i, &st, nil)
+	}
+}
+
 func (d *DirSource) Open(rel string) (*os.File, error) {
 	// O_NOATIME: taking an image must not change what it images. It is
 	// refused (EPERM) on files the daemon does not own unless it is root.
