@@ -16,7 +16,22 @@ type Agent struct {
 	// Command is the shell command the call runs; "" for a tool the agent
 	// runs in its own process (an edit or write tool).
 	Command string
+	// Marked says that the call's processes carry WindowEnv=<window id>
+	// in their environment (ckfs run sets it): they and their
+	// descendants are the call's, also once reparented.
+	Marked bool
 }
+
+// WindowEnv is the environment variable that marks the processes of a
+// window that ckfs run opened.
+const WindowEnv = "CKFS_WINDOW"
+
+// knows reports whether the window can tell its own processes.
+func (w openWindow) knows() bool { return w.agent.PID != 0 || w.agent.Marked }
+
+// recentMax is how many closed windows that know their process are kept
+// for their background processes' later writes.
+const recentMax = 64
 
 // inProcess reports whether the agent process itself does the call's
 // writes: a tool without a shell command, or a patch the agent intercepts
@@ -32,37 +47,60 @@ func (a Agent) inProcess() bool {
 type owner struct{ window, by string }
 
 // ownerFor returns the window that a first change by the process pid
-// (a thread id, as FUSE reports it; 0 when unknown) belongs to. With one
-// window open or none there is nothing to tell. With several, the writer's
-// ancestry is matched against each window's agent:
+// (a thread id, as FUSE reports it; 0 when unknown) belongs to.
 //
-//   - the agent process itself wrote: the one open in-process call of that
-//     agent (its edit tool);
-//   - a descendant of the agent wrote: the shell call whose command is on
-//     the command line of the writer or of an ancestor below the agent;
-//     else the call whose command holds the command line of the agent's
-//     child (a shell that replaced itself with the command's last part);
-//     else the one shell call of that agent that is open.
+// A window that knows its process (agent hooks name the agent and the
+// command; ckfs run marks its command's environment) owns the writes of
+// that process and its descendants, and no others: another writer is the
+// user's (no window). A process that a call started and that writes after
+// the call returned (a background command) is that call's still: its
+// writes go to the closed window, a continuation of it. A window opened
+// by hand, which knows no process, owns every write while it is the only
+// one open. The writer is matched, in this order:
 //
-// Anything else (two matches, a process no agent started, no /proc) is
-// credited to the newest window and marked a guess.
+//   - by its environment: WindowEnv names an open or recently closed
+//     window that ckfs run marked;
+//   - by its ancestry, against each open window's agent: the agent process
+//     itself wrote (the one open in-process call of that agent, its edit
+//     tool); a descendant of the agent whose command line, or an
+//     ancestor's below the agent, holds the call's shell command, or the
+//     call whose command holds the command line of the agent's child (a
+//     shell that replaced itself with the command's last part);
+//   - a descendant whose ancestry holds the shell command of a recently
+//     closed call of that agent: that call's continuation;
+//   - a descendant of the agent: the one shell call of that agent that is
+//     open.
+//
+// With several windows open and no match, the write is credited to the
+// newest window and marked a guess; with one window open that knows its
+// process, or none, it is the user's.
 func (r *Recorder) ownerFor(pid uint32) owner {
-	switch len(r.windows) {
-	case 0:
+	if len(r.windows) == 0 && len(r.recent) == 0 {
 		return owner{}
-	case 1:
-		return owner{window: r.windows[0].id}
 	}
-	guess := owner{r.windows[len(r.windows)-1].id, index.ByGuess}
+	fallback := owner{}
+	switch {
+	case len(r.windows) == 1 && !r.windows[0].knows():
+		fallback = owner{window: r.windows[0].id}
+	case len(r.windows) > 1:
+		fallback = owner{r.windows[len(r.windows)-1].id, index.ByGuess}
+	}
 	if r.procs == nil || pid == 0 {
-		return guess
+		// Nothing to match with: as if no window knew its process.
+		if len(r.windows) == 1 {
+			return owner{window: r.windows[0].id}
+		}
+		return fallback
+	}
+	if len(r.windows) == 1 && !r.windows[0].knows() && len(r.recent) == 0 {
+		return fallback
 	}
 	// The windows are the same for the whole period: a writer's answer is
 	// too, so /proc is read once per writer and period, not per path.
 	if o, ok := r.owners[pid]; ok {
 		return o
 	}
-	o := r.matchOwner(pid, guess)
+	o := r.matchOwner(pid, fallback)
 	if r.owners == nil {
 		r.owners = map[uint32]owner{}
 	}
@@ -70,8 +108,23 @@ func (r *Recorder) ownerFor(pid uint32) owner {
 	return o
 }
 
-// matchOwner applies the rules of ownerFor to the writer pid's ancestry.
-func (r *Recorder) matchOwner(pid uint32, guess owner) owner {
+// matchOwner applies the rules of ownerFor to the writer pid.
+func (r *Recorder) matchOwner(pid uint32, fallback owner) owner {
+	by := ""
+	if len(r.windows) > 1 {
+		by = index.ByProcess
+	}
+	if env, ok := r.procs.(proc.EnvReader); ok {
+		if id, ok := env.Env(int(pid), WindowEnv); ok && id != "" {
+			for _, set := range [][]openWindow{r.windows, r.recent} {
+				for _, w := range set {
+					if w.id == id && w.agent.Marked {
+						return owner{w.id, by}
+					}
+				}
+			}
+		}
+	}
 	chain := proc.Ancestry(r.procs, int(pid))
 	depth := map[int]int{}
 	for i, p := range chain {
@@ -85,6 +138,11 @@ func (r *Recorder) matchOwner(pid uint32, guess owner) owner {
 		c, _ := r.procs.Cmdline(p)
 		cmdlines[p] = normalize(c)
 		return cmdlines[p]
+	}
+	// runs reports whether the writer's ancestry below the agent (at
+	// depth k) holds the command want.
+	runs := func(k int, want string) bool {
+		return want != "" && slices.ContainsFunc(chain[:k], func(p int) bool { return strings.Contains(cmdline(p), want) })
 	}
 	var inproc, exact, partial, shells []int
 	for i, w := range r.windows {
@@ -103,28 +161,36 @@ func (r *Recorder) matchOwner(pid uint32, guess owner) owner {
 		}
 		shells = append(shells, i)
 		want := normalize(w.agent.Command)
-		if want == "" {
-			continue
-		}
-		if slices.ContainsFunc(chain[:k], func(p int) bool { return strings.Contains(cmdline(p), want) }) {
+		if runs(k, want) {
 			exact = append(exact, i)
-		} else if top := cmdline(chain[k-1]); len(top) >= 2 && strings.Contains(want, top) {
+		} else if top := cmdline(chain[k-1]); want != "" && len(top) >= 2 && strings.Contains(want, top) {
 			// The shell ran the command's last part in its own place
 			// (bash -c 'a; b' execs b): the call's process is b.
 			partial = append(partial, i)
 		}
 	}
-	for _, set := range [][]int{exact, partial, inproc, shells} {
-		switch len(set) {
-		case 0:
-			continue
-		case 1:
-			return owner{r.windows[set[0]].id, index.ByProcess}
-		default:
-			return owner{r.windows[set[len(set)-1]].id, index.ByGuess}
+	pick := func(set []int) owner {
+		if len(set) == 1 {
+			return owner{r.windows[set[0]].id, by}
+		}
+		return owner{r.windows[set[len(set)-1]].id, index.ByGuess}
+	}
+	for _, set := range [][]int{exact, partial, inproc} {
+		if len(set) > 0 {
+			return pick(set)
 		}
 	}
-	return guess
+	// A background command of a call that has returned, newest first.
+	for i := len(r.recent) - 1; i >= 0; i-- {
+		w := r.recent[i]
+		if k, ok := depth[w.agent.PID]; ok && k > 0 && !w.agent.inProcess() && runs(k, normalize(w.agent.Command)) {
+			return owner{w.id, ""}
+		}
+	}
+	if len(shells) > 0 {
+		return pick(shells)
+	}
+	return fallback
 }
 
 // normalize drops quotes, backslashes and white space, which shells and

@@ -62,7 +62,9 @@ func TestOwnerFor(t *testing.T) {
 		want    owner
 	}{
 		{"no window", nil, 111, owner{}},
-		{"one window needs no matching", []openWindow{claudeSed}, 300, owner{window: "sed"}},
+		{"the user's editor while one call runs is the user's", []openWindow{claudeSed}, 300, owner{}},
+		{"the one call's own process", []openWindow{claudeSed}, 111, owner{window: "sed"}},
+		{"a window opened by hand owns every write", []openWindow{manual}, 300, owner{window: "manual"}},
 		{"shell command quoted by the agent", []openWindow{claudeSed, claudeMake, claudeEdit}, 111, owner{"sed", index.ByProcess}},
 		{"a grandchild of the call's shell", []openWindow{claudeSed, claudeMake, claudeEdit}, 122, owner{"make", index.ByProcess}},
 		{"the agent itself: its one edit call", []openWindow{claudeSed, claudeEdit, claudeMake}, 100, owner{"edit", index.ByProcess}},
@@ -87,4 +89,48 @@ func TestOwnerFor(t *testing.T) {
 	if got := r.ownerFor(111); got != (owner{"edit", index.ByGuess}) {
 		t.Errorf("without a process table: %+v, want a guess", got)
 	}
+
+	// Background commands: a process a call started writes after the call
+	// returned, while another call runs or none.
+	runA := openWindow{id: "run-a", agent: Agent{Marked: true}}
+	runB := openWindow{id: "run-b", agent: Agent{Marked: true}}
+	env := envTable{procs, map[int]string{400: "run-a", 401: "run-b"}}
+	procs[400] = struct {
+		ppid int
+		cmd  string
+	}{1, "sh -c sleep 1; echo late > bg.txt"} // reparented to init
+	procs[401] = struct {
+		ppid int
+		cmd  string
+	}{1, "sh -c echo b > b.txt"}
+	for _, tc := range []struct {
+		name            string
+		windows, recent []openWindow
+		pid             uint32
+		want            owner
+	}{
+		{"ckfs run's command, reparented", []openWindow{runB}, nil, 401, owner{window: "run-b"}},
+		{"ckfs run's background command during the next run", []openWindow{runB}, []openWindow{runA}, 400, owner{window: "run-a"}},
+		{"ckfs run's background command, no window open", nil, []openWindow{runA}, 400, owner{window: "run-a"}},
+		{"the user's editor during a run", []openWindow{runB}, []openWindow{runA}, 300, owner{}},
+		{"an agent's background shell during its edit call", []openWindow{claudeEdit}, []openWindow{claudeMake}, 122, owner{window: "make"}},
+		{"an agent's background shell, no window open", nil, []openWindow{claudeMake}, 122, owner{window: "make"}},
+		{"the user's editor after the calls returned", nil, []openWindow{claudeMake, runA}, 300, owner{}},
+	} {
+		r := &Recorder{windows: tc.windows, recent: tc.recent, procs: env}
+		if got := r.ownerFor(tc.pid); got != tc.want {
+			t.Errorf("%s: ownerFor(%d) = %+v, want %+v", tc.name, tc.pid, got, tc.want)
+		}
+	}
+}
+
+// envTable adds environments to a procTable.
+type envTable struct {
+	procTable
+	env map[int]string // pid -> its WindowEnv
+}
+
+func (e envTable) Env(pid int, key string) (string, bool) {
+	v, ok := e.env[pid]
+	return v, ok && key == WindowEnv
 }

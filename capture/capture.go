@@ -78,6 +78,7 @@ type Recorder struct {
 	closed  bool
 
 	windows []openWindow           // open windows, oldest first
+	recent  []openWindow           // closed windows that know their process, oldest first (at most recentMax)
 	touched map[string]owner       // paths with a pre-image in the current period, and the window they belong to
 	owners  map[uint32]owner       // the window of each writer process this period (several windows open)
 	clean   map[string]bool        // touched paths whose post-image was taken at release, untouched since

@@ -81,6 +81,12 @@ func (r *Recorder) CloseWindowReason(id, reason string) (uint64, error) {
 	if err := r.append(rec, true); err != nil {
 		return 0, err
 	}
+	if w := r.windows[i]; w.knows() {
+		r.recent = append(r.recent, w)
+		if len(r.recent) > recentMax {
+			r.recent = slices.Delete(r.recent, 0, len(r.recent)-recentMax)
+		}
+	}
 	r.windows = slices.Delete(r.windows, i, i+1)
 	return rec.Seq, r.startPeriod()
 }

@@ -296,7 +296,7 @@ func (d *daemon) handle(req workspace.Request) workspace.Reply {
 	}
 	switch req.Op {
 	case "open":
-		seq, err := d.rec.OpenAgentWindow(req.ID, req.Tool, req.Label, capture.Agent{PID: req.Agent, Command: req.Command})
+		seq, err := d.rec.OpenAgentWindow(req.ID, req.Tool, req.Label, capture.Agent{PID: req.Agent, Command: req.Command, Marked: req.Marked})
 		if err != nil {
 			return workspace.Reply{Error: fmt.Sprintf("open window %q: %v", req.ID, err), Code: codeOf(err)}
 		}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ckfs-dev/ckfs/index"
 )
@@ -144,4 +145,47 @@ func exitCode(err error) int {
 		return -1
 	}
 	return 0
+}
+
+// A background command that a call started and that writes after the call
+// returned stays that call's (a continuation of its window), never the
+// window open when it writes; a writer that is not the call's process is
+// not the call's even when its window is the only one open.
+func TestBackgroundWritesStayTheirCalls(t *testing.T) {
+	w := mountWorkspace(t, "")
+	w.ckfs("run", "--label", "A", "--", "sh", "-c", "(sleep 1; echo late > bg.txt) &")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// The user's editor, while B runs: not B's.
+		time.Sleep(300 * time.Millisecond)
+		os.WriteFile(filepath.Join(w.root, "mine.txt"), []byte("mine\n"), 0o644)
+	}()
+	w.ckfs("run", "--label", "B", "--", "sh", "-c", "sleep 2; echo b > b.txt")
+	<-done
+	recs := w.records()
+	a, b := windowLabelled(t, recs, "A"), windowLabelled(t, recs, "B")
+	owner := map[string]string{}
+	for _, r := range recs {
+		if r.IsImage() && r.Path != "" {
+			owner[r.Path] = r.Window
+		}
+	}
+	if owner["bg.txt"] != a || owner["b.txt"] != b || owner["mine.txt"] != "" {
+		t.Fatalf("bg.txt credited to %q (want A, %s), b.txt to %q (want B, %s), mine.txt to %q (want the user)", owner["bg.txt"], a, owner["b.txt"], b, owner["mine.txt"])
+	}
+	out := w.ckfs("log")
+	if !strings.Contains(out, "continuation of window "+a) {
+		t.Errorf("log does not show A's continuation:\n%s", out)
+	}
+	out = w.ckfs("revert", b)
+	if got := readOr(t, filepath.Join(w.root, "bg.txt")); got != "late\n" {
+		t.Fatalf("revert of B took A's background write: bg.txt %q\n%s", got, out)
+	}
+	if got := readOr(t, filepath.Join(w.root, "mine.txt")); got != "mine\n" {
+		t.Fatalf("revert of B took the user's edit: mine.txt %q\n%s", got, out)
+	}
+	if got := readOr(t, filepath.Join(w.root, "b.txt")); got != "<absent>" {
+		t.Fatalf("revert of B left b.txt %q", got)
+	}
 }

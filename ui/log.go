@@ -67,6 +67,8 @@ func Log(out io.Writer, entries []workspace.LogEntry, records []index.Record) {
 			fmt.Fprintf(out, pre+"rewind %s  to checkpoint %d  %s  (checkpoint %d is just before it)\n", e.ID, e.Target, when, e.Before)
 		case "outside":
 			fmt.Fprintf(out, pre+"outside any window (your own edits)  %s  checkpoints %d..%d\n", when, e.Before, e.Checkpoint)
+		case "continuation":
+			fmt.Fprintf(out, pre+"continuation of window %s (a process it started wrote after it returned)  %s  checkpoints %d..%d\n", e.ID, when, e.Before, e.Checkpoint)
 		}
 		for _, f := range e.Files {
 			detail := ""

@@ -28,6 +28,9 @@ type Request struct {
 	// match writes to calls that run at the same time.
 	Agent   int    `json:"agent,omitempty"`
 	Command string `json:"command,omitempty"`
+	// open: the call's processes carry CKFS_WINDOW=ID in their
+	// environment (ckfs run).
+	Marked bool `json:"marked,omitempty"`
 }
 
 type Reply struct {

@@ -14,7 +14,7 @@ import (
 // LogEntry is one line of ckfs log: a window, a rewind, or a run of
 // changes made outside any window.
 type LogEntry struct {
-	Kind        string    `json:"kind"` // window, rewind, outside
+	Kind        string    `json:"kind"` // window, rewind, outside, continuation (a window's processes wrote after it closed), mark
 	Checkpoint  uint64    `json:"checkpoint"`
 	Before      uint64    `json:"before"` // the checkpoint just before it
 	ID          string    `json:"id,omitempty"`
@@ -94,7 +94,15 @@ func (v *View) LogEntries() []LogEntry {
 		e.Files = files(ps, e.Before, e.Checkpoint)
 		out = append(out, e)
 	}
-	// Outside changes and rewinds, grouped between boundaries.
+	// Outside changes, continuations and rewinds, grouped between
+	// boundaries. A continuation is what a window's own processes wrote
+	// after it closed (a background command of its call).
+	closed := map[string]uint64{}
+	for _, w := range wins {
+		if w.Close != nil {
+			closed[w.ID] = w.Close.Seq
+		}
+	}
 	var cur *LogEntry
 	curPaths := map[string]bool{}
 	flushOutside := func() {
@@ -110,8 +118,20 @@ func (v *View) LogEntries() []LogEntry {
 		r := &v.Records[i]
 		switch {
 		case r.Kind == index.KindOutside:
+			if cur != nil && cur.Kind != "outside" {
+				flushOutside()
+			}
 			if cur == nil {
 				cur = &LogEntry{Kind: "outside", Before: r.Seq - 1, Time: r.Time}
+			}
+			cur.Checkpoint = r.Seq
+			curPaths[r.Path] = true
+		case r.IsImage() && closed[r.Window] != 0 && r.Seq > closed[r.Window]:
+			if cur != nil && (cur.Kind != "continuation" || cur.ID != r.Window) {
+				flushOutside()
+			}
+			if cur == nil {
+				cur = &LogEntry{Kind: "continuation", ID: r.Window, Before: r.Seq - 1, Time: r.Time}
 			}
 			cur.Checkpoint = r.Seq
 			curPaths[r.Path] = true

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ckfs-dev/ckfs/capture"
 	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
@@ -30,7 +31,13 @@ func newRunCmd() *cobra.Command {
 		Short: "Run one command inside its own window",
 		Long: `Open a window, run the command with this terminal, close the window, and
 exit with the command's exit code. This is the integration for agents
-without hooks: wrap each tool call, or the whole agent, in ckfs run.`,
+without hooks: wrap each tool call, or the whole agent, in ckfs run.
+
+The window owns the writes of the command and of every process it starts
+(they carry CKFS_WINDOW in their environment), also of a background
+process that writes after the command returned (shown in ckfs log as a
+continuation of the window); a write by any other process while it runs
+is recorded as your own edit.`,
 		Example: `  ckfs run -- sed -i 's/foo/bar/' main.go
   ckfs run --label "format" -- gofmt -w .`,
 		Args: cobra.MinimumNArgs(1),
@@ -62,11 +69,15 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 		o.Tool = filepath.Base(o.Args[0])
 	}
 	id := "run-" + uuid.NewString()[:8]
-	if _, err := workspace.Call(store, workspace.Request{Op: "open", ID: id, Tool: o.Tool, Label: o.Label}); err != nil {
+	if _, err := workspace.Call(store, workspace.Request{Op: "open", ID: id, Tool: o.Tool, Label: o.Label, Marked: true}); err != nil {
 		return err
 	}
 	c := exec.CommandContext(ctx, o.Args[0], o.Args[1:]...)
 	c.Stdin, c.Stdout, c.Stderr = os.Stdin, stdout, stderr
+	// The window owns the writes of the command and of every process it
+	// starts, also of one that goes on in the background after it
+	// returns; any other writer is the user's.
+	c.Env = append(os.Environ(), capture.WindowEnv+"="+id)
 	runErr := c.Run()
 	if _, err := workspace.Call(store, workspace.Request{Op: "close", ID: id}); err != nil {
 		return fmt.Errorf("the command ran, but closing its window failed: %w", err)

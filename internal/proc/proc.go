@@ -88,6 +88,32 @@ func (s System) Cmdline(pid int) (string, error) {
 	return strings.TrimSpace(string(bytes.ReplaceAll(b, []byte{0}, []byte{' '}))), nil
 }
 
+// EnvReader is a Table that can also read a process's environment.
+type EnvReader interface {
+	// Env returns the value of key in pid's environment as it was when
+	// the process started; false when it is not set or cannot be read.
+	Env(pid int, key string) (string, bool)
+}
+
+// Env reads key from /proc/PID/environ.
+func (s System) Env(pid int, key string) (string, bool) {
+	b, err := os.ReadFile(filepath.Join(s.root(), strconv.Itoa(pid), "environ"))
+	if err != nil {
+		return "", false
+	}
+	return envValue(b, key)
+}
+
+// envValue finds key in an environ file (NUL-separated KEY=VALUE).
+func envValue(b []byte, key string) (string, bool) {
+	for kv := range bytes.SplitSeq(b, []byte{0}) {
+		if k, v, ok := bytes.Cut(kv, []byte("=")); ok && string(k) == key {
+			return string(v), true
+		}
+	}
+	return "", false
+}
+
 // Ancestry returns pid's process and its ancestors, nearest first, ending
 // before pid 1 (or where the table stops answering). At most 64 entries.
 func Ancestry(t Table, pid int) []int {
