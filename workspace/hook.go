@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/ckfs-dev/ckfs/index"
@@ -68,6 +69,13 @@ func RunHook(agent string, stdin io.Reader, stderr io.Writer, now time.Time) {
 
 // handleHook records one event on both timelines, each on its own.
 func handleHook(store, agent string, in *HookInput, now time.Time) error {
+	if in.Event == "UserPromptSubmit" && InjectedPrompt(in.Prompt) {
+		// Not the user's: a background task's notification or another
+		// text the agent injects, possibly between a tool call and its
+		// result. It is no turn boundary, and a mark there would be a
+		// cut that a conversation rewind must refuse.
+		return nil
+	}
 	mounted := DaemonAlive(store)
 	switch in.Event {
 	case "SessionStart", "UserPromptSubmit", "Stop":
@@ -174,6 +182,23 @@ func closeOpenCalls(store, agent string, in *HookInput, mounted bool, now time.T
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// injectedTags open the prompts an agent submits on its own (Claude Code
+// delivers a background task's completion as a UserPromptSubmit whose text
+// is a <task-notification>), which are not turns of the user's.
+var injectedTags = []string{"<task-notification>", "<system-reminder>", "<local-command-stdout>", "<local-command-stderr>", "<local-command-caveat>", "<bash-notification>"}
+
+// InjectedPrompt reports whether a submitted prompt is one the agent
+// injected rather than one the user wrote.
+func InjectedPrompt(p string) bool {
+	p = strings.TrimSpace(p)
+	for _, tag := range injectedTags {
+		if strings.HasPrefix(p, tag) {
+			return true
+		}
+	}
+	return false
 }
 
 // writeHookMark writes the mark of a turn that is about to begin: the file

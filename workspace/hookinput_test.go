@@ -47,3 +47,48 @@ func TestHookFailsOpen(t *testing.T) {
 		}
 	}
 }
+
+// A background task's notification arrives as a prompt in the middle of a
+// turn: it writes no mark (a mark there would be a cut between a tool call
+// and its result) and closes no open call; the user's next prompt does.
+func TestInjectedPromptsAreNoTurns(t *testing.T) {
+	store, root := t.TempDir(), t.TempDir()
+	if err := Init(store, root); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	hook := func(event, prompt string) {
+		t.Helper()
+		in := &HookInput{Event: event, SessionID: "7f3c2a9e-4b1d-4e8a-9c2f-1a2b3c4d5e6f", Cwd: root, Prompt: prompt, ToolUseID: "toolu_01", ToolName: "Bash"}
+		if err := handleHook(store, "claude", in, now); err != nil {
+			t.Fatalf("%s %q: %v", event, prompt, err)
+		}
+	}
+	marks := func() int {
+		ms, _, err := session.LoadMarks(store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ms)
+	}
+	hook("UserPromptSubmit", "run the tests in the background")
+	if marks() != 1 {
+		t.Fatalf("%d marks after the user's prompt, want 1", marks())
+	}
+	for _, p := range []string{
+		"<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n</task-notification>",
+		"  <system-reminder>the file changed</system-reminder>",
+	} {
+		hook("UserPromptSubmit", p)
+	}
+	if marks() != 1 {
+		t.Fatalf("%d marks after injected prompts, want still 1", marks())
+	}
+	hook("UserPromptSubmit", "<b>bold</b> is what I want")
+	if marks() != 2 {
+		t.Fatalf("%d marks after the user's second prompt, want 2", marks())
+	}
+	if InjectedPrompt("fix <task-notification> handling") {
+		t.Error("a prompt that mentions a tag is the user's")
+	}
+}
