@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 )
@@ -46,7 +45,7 @@ type Transcript struct {
 
 // Load reads the transcript at path, written by agent (Claude or Codex).
 func Load(path, agent string) (*Transcript, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read transcript: %w", err)
 	}
@@ -218,7 +217,7 @@ func between(s, open, close string) (string, bool) {
 // digest of the lines before it (PrefixHash). It parses only the lines at
 // the end that it needs, so a hook's cost does not grow with the session.
 func MarkPosition(path, agent, prompt string) (lines int, prefix string, err error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	if err != nil {
 		return 0, "", err
 	}

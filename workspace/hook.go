@@ -62,10 +62,30 @@ func RunHook(agent string, stdin io.Reader, stderr io.Writer, now time.Time) {
 		logw = f
 	}
 	log := slog.New(slog.NewJSONHandler(logw, nil)).With("agent", agent, "event", in.Event, "session", in.SessionID)
-	if err := handleHook(store, agent, in, now); err != nil {
-		log.Warn("hook", "err", err.Error())
+	// The agent waits for the hook: whatever it is given (a transcript on
+	// a hung file system, a daemon that stopped answering), it returns
+	// within HookDeadline, and the process exits with the rest undone.
+	done := make(chan error, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- fmt.Errorf("internal error: %v", r)
+			}
+		}()
+		done <- handleHook(store, agent, in, now)
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			log.Warn("hook", "err", err.Error())
+		}
+	case <-time.After(HookDeadline):
+		log.Warn("hook", "err", fmt.Sprintf("gave up after %s; the event was not recorded", HookDeadline))
 	}
 }
+
+// HookDeadline is the longest a hook makes its agent wait.
+const HookDeadline = 10 * time.Second
 
 // handleHook records one event on both timelines, each on its own.
 func handleHook(store, agent string, in *HookInput, now time.Time) error {

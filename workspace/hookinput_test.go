@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -90,5 +91,30 @@ func TestInjectedPromptsAreNoTurns(t *testing.T) {
 	}
 	if InjectedPrompt("fix <task-notification> handling") {
 		t.Error("a prompt that mentions a tag is the user's")
+	}
+}
+
+// A hook whose transcript_path names /dev/zero or a FIFO answers at once
+// and does not grow: it reads only regular files.
+func TestHookRefusesEndlessTranscripts(t *testing.T) {
+	store, root := t.TempDir(), t.TempDir()
+	if err := Init(store, root); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, agent := range []string{"claude", "codex"} {
+		for _, p := range []string{"/dev/zero", fifo} {
+			in := &HookInput{Event: "UserPromptSubmit", SessionID: "7f3c2a9e-4b1d-4e8a-9c2f-1a2b3c4d5e6f", Cwd: root, Prompt: "go", TranscriptPath: p}
+			done := make(chan error, 1)
+			go func() { done <- handleHook(store, agent, in, time.Now()) }()
+			select {
+			case <-done:
+			case <-time.After(HookDeadline):
+				t.Fatalf("%s hook with transcript %s did not return", agent, p)
+			}
+		}
 	}
 }
