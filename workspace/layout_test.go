@@ -69,3 +69,27 @@ func TestDefaultStoreIsFound(t *testing.T) {
 		t.Fatalf("Find from inside the repository: %s, %+v, %v; want %s", got, m, err, store)
 	}
 }
+
+// A store that resolves beneath the workspace, through a symbolic link, is
+// refused (the daemon would deadlock on its own mount); an existing store
+// directory open to others is made private.
+func TestInitRefusesStoreInsideWorkspace(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "repo")
+	os.Mkdir(root, 0o755)
+	os.Symlink(filepath.Join(root, "hidden"), filepath.Join(base, "home"))
+	if err := Init(filepath.Join(base, "home", "repo-1"), root); err == nil || !strings.Contains(err.Error(), "inside the workspace") {
+		t.Errorf("a store linked into the workspace: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "hidden")); err == nil {
+		t.Error("the refused store was created inside the workspace")
+	}
+	open := filepath.Join(base, "open")
+	os.Mkdir(open, 0o755)
+	if err := Init(open, root); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(open); fi.Mode().Perm() != 0o700 {
+		t.Errorf("store mode %o, want 0700", fi.Mode().Perm())
+	}
+}

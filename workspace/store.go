@@ -84,11 +84,18 @@ func AbsDir(p string) (string, error) {
 // Init creates the store for root if needed and checks that an
 // existing one serves the same root.
 func Init(dir, root string) error {
-	if Within(dir, root) {
-		return fmt.Errorf("store %s is inside the workspace %s: the agent would see it and could delete it; choose a --store outside", dir, root)
+	if Within(dir, root) || Within(resolve(dir), resolve(root)) {
+		return fmt.Errorf("store %s is inside the workspace %s (through symbolic links, or as named): the daemon would record its own writes through its own mount, and the agent could delete it; choose a --store (or CKFS_HOME) outside", dir, root)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create store %s: %w", dir, err)
+	}
+	// The store holds the content of every file ever captured: only its
+	// owner may read it, also when it was created by someone else first.
+	if fi, err := os.Stat(dir); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return fmt.Errorf("store %s is readable by others (mode %o) and could not be made private: %w", dir, fi.Mode().Perm(), err)
+		}
 	}
 	meta, err := ReadMeta(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -117,6 +124,31 @@ func ReadMeta(dir string) (*Meta, error) {
 		return nil, fmt.Errorf("%s: unknown store version %d; upgrade ckfs", Layout(dir).Meta(), m.Version)
 	}
 	return &m, nil
+}
+
+// resolve returns p with the symbolic links of its longest existing
+// prefix resolved (the rest may not exist yet), or p itself.
+func resolve(p string) string { return resolveDepth(p, 0) }
+
+func resolveDepth(p string, depth int) string {
+	rest := ""
+	for q := filepath.Clean(p); ; q = filepath.Dir(q) {
+		if r, err := filepath.EvalSymlinks(q); err == nil {
+			return filepath.Join(r, rest)
+		}
+		if t, err := os.Readlink(q); err == nil && depth < 40 {
+			// A link to what does not exist yet (MkdirAll would create
+			// it): where it points.
+			if !filepath.IsAbs(t) {
+				t = filepath.Join(filepath.Dir(q), t)
+			}
+			return filepath.Join(resolveDepth(t, depth+1), rest)
+		}
+		if q == filepath.Dir(q) {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(q), rest)
+	}
 }
 
 func Within(p, dir string) bool {
