@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -188,4 +190,22 @@ func TestBackgroundWritesStayTheirCalls(t *testing.T) {
 	if got := readOr(t, filepath.Join(w.root, "b.txt")); got != "<absent>" {
 		t.Fatalf("revert of B left b.txt %q", got)
 	}
+}
+
+// A Bash call whose command is a megabyte (a heredoc) gets its window,
+// and its writes are its own, not the user's.
+func TestHugeCommandGetsItsWindow(t *testing.T) {
+	w := mountWorkspace(t, "")
+	cmd := "cat > big.txt <<'EOF'\n" + strings.Repeat("line of a heredoc\n", 60_000) + "EOF"
+	in, _ := json.Marshal(map[string]any{"session_id": "7f3c2a9e-4b1d-4e8a-9c2f-1a2b3c4d5e6f", "cwd": w.root, "hook_event_name": "PreToolUse",
+		"tool_name": "Bash", "tool_use_id": "toolu_big", "tool_input": map[string]string{"command": cmd}})
+	c := exec.Command(ckfsBin, "hook", "claude")
+	c.Dir, c.Env, c.Stdin = w.root, w.env(), bytes.NewReader(in)
+	if out, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("hook: %v\n%s", err, out)
+	}
+	if st := w.status(); st.Daemon == nil || len(st.Daemon.OpenWindows) != 1 || st.Daemon.OpenWindows[0] != "toolu_big" {
+		t.Fatalf("the call's window did not open: %+v", st.Daemon)
+	}
+	w.ckfs("window", "close", "--id", "toolu_big")
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ckfs-dev/ckfs/gc"
 	"github.com/ckfs-dev/ckfs/rewind"
@@ -68,7 +69,37 @@ type StatusInfo struct {
 	StoreFullNow   bool      `json:"store_full_now,omitempty"`
 }
 
+// MaxRequest is the longest request line the daemon reads.
 const MaxRequest = 64 << 10
+
+// The longest label and shell command a window's open request carries:
+// with JSON's escaping at its worst (six bytes a byte), a request stays
+// under MaxRequest. A 1 MB heredoc still gets its window.
+const (
+	maxLabel   = 2 << 10
+	maxCommand = 8 << 10
+)
+
+// bound cuts what a request carries to what the daemon reads: the label
+// with an ellipsis, the command to a prefix (a prefix of the command is
+// still found on the command line of the process that runs it).
+func (r Request) bound() Request {
+	if len(r.Label) > maxLabel {
+		r.Label = cutUTF8(r.Label, maxLabel-3) + "…"
+	}
+	if len(r.Command) > maxCommand {
+		r.Command = cutUTF8(r.Command, maxCommand)
+	}
+	return r
+}
+
+// cutUTF8 returns at most n bytes of s, not splitting a character.
+func cutUTF8(s string, n int) string {
+	for n > 0 && n < len(s) && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
 
 func SocketPath(store string) string { return Layout(store).Socket() }
 
@@ -87,7 +118,7 @@ func Call(store string, req Request) (*Reply, error) {
 	defer c.Close()
 	// A window close hashes what the window wrote: allow for big files.
 	c.SetDeadline(time.Now().Add(10 * time.Minute))
-	if err := json.NewEncoder(c).Encode(req); err != nil {
+	if err := json.NewEncoder(c).Encode(req.bound()); err != nil {
 		return nil, fmt.Errorf("send to %s: %w", sock, err)
 	}
 	var rep Reply

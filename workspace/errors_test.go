@@ -1,8 +1,11 @@
 package workspace
 
 import (
+	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // A daemon's error reply comes back as an error of the kind its code
@@ -18,5 +21,23 @@ func TestErrorOfCode(t *testing.T) {
 				t.Errorf("code %d is also %v", code, other)
 			}
 		}
+	}
+}
+
+// A tool call whose command is a megabyte (a heredoc) still opens its
+// window: what the request carries is cut to what the daemon reads.
+func TestLongCommandsFitTheRequest(t *testing.T) {
+	long := strings.Repeat("é\x01\"", 400_000) // escaped by JSON at its worst
+	b, err := json.Marshal(Request{Op: "open", ID: "toolu_01", Tool: "Bash", Label: long, Command: long}.bound())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b)+1 > MaxRequest {
+		t.Fatalf("request of %d bytes, the daemon reads %d", len(b)+1, MaxRequest)
+	}
+	var back Request
+	json.Unmarshal(b, &back)
+	if !strings.HasPrefix(long, back.Command) || !utf8.ValidString(back.Label) || !strings.HasSuffix(back.Label, "…") {
+		t.Errorf("command not a prefix, or label cut badly")
 	}
 }
