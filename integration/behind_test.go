@@ -209,3 +209,26 @@ func TestHugeCommandGetsItsWindow(t *testing.T) {
 	}
 	w.ckfs("window", "close", "--id", "toolu_big")
 }
+
+// With several windows opened by hand at once, nothing tells whose a
+// write is: a revert of the newest refuses to take out what was credited
+// to it on a guess, unless --force.
+func TestRevertRefusesGuessedAttribution(t *testing.T) {
+	w := mountWorkspace(t, "")
+	w.ckfs("window", "open", "--id", "a")
+	w.ckfs("window", "open", "--id", "b")
+	w.sh("echo one > one.txt; echo two > two.txt")
+	w.ckfs("window", "close", "--id", "b")
+	w.ckfs("window", "close", "--id", "a")
+	out, err := w.ckfsErr("revert", "b")
+	if exitCode(err) != 3 || !strings.Contains(out, "guessed attribution") || !strings.Contains(out, "one.txt") {
+		t.Fatalf("revert over guessed attribution: exit %d, want 3 naming the guessed paths\n%s", exitCode(err), out)
+	}
+	if readOr(t, filepath.Join(w.root, "one.txt")) != "one\n" {
+		t.Fatal("a refused revert removed one.txt")
+	}
+	w.ckfs("revert", "--force", "b")
+	if readOr(t, filepath.Join(w.root, "one.txt")) != "<absent>" {
+		t.Fatal("revert --force kept one.txt")
+	}
+}

@@ -39,7 +39,7 @@ func (r *Report) Refused() bool {
 // Forceable reports whether every failed check is one --force overrides.
 func (r *Report) Forceable() bool {
 	for _, c := range r.Checks {
-		if !c.OK && c.Name != checkUnrecorded && c.Name != checkOwnEdits {
+		if !c.OK && c.Name != checkUnrecorded && c.Name != checkOwnEdits && c.Name != checkGuessed {
 			return false
 		}
 	}
@@ -50,6 +50,7 @@ func (r *Report) Forceable() bool {
 const (
 	checkUnrecorded = "unrecorded changes"
 	checkOwnEdits   = "your own edits"
+	checkGuessed    = "guessed attribution"
 )
 
 // RefusedError carries the report of a refused rewind.
@@ -213,4 +214,32 @@ func changedByYouSince(records []index.Record, target uint64) map[string]bool {
 		prev[r.Path] = *r.State
 	}
 	return out
+}
+
+// guessCheck refuses a revert of windows some of whose changes the plan
+// would take out on a guess: they were written while several windows were
+// open and the writer could not be matched to its call (by "guess"), so
+// they may be another call's, or the user's. --force reverts them anyway.
+func guessCheck(records []index.Record, windows []string, plan *Plan, force bool) Check {
+	reverted := map[string]bool{}
+	for _, w := range windows {
+		reverted[w] = true
+	}
+	planned := map[string]bool{}
+	for _, s := range plan.Steps {
+		planned[s.Path] = true
+	}
+	seen := map[string]bool{}
+	var guessed []string
+	for i := range records {
+		r := &records[i]
+		if r.By == index.ByGuess && reverted[r.Window] && planned[r.Path] && !seen[r.Path] {
+			seen[r.Path] = true
+			guessed = append(guessed, index.Display(r.Path)+" (window "+r.Window+")")
+		}
+	}
+	return Check{Name: checkGuessed, OK: len(guessed) == 0 || force, Warn: len(guessed) > 0, Paths: guessed,
+		Detail: pick(len(guessed) == 0, "every change it takes out was matched to its window by the writing process",
+			pick(force, "--force: these changes were credited to the window on a guess (several windows were open and the writer could not be matched) and are taken out anyway",
+				"these changes were credited to the window on a guess (several windows were open and the writer could not be matched): they may be another call's or yours; check them (ckfs diff), leave them out (-- PATH...), or --force"))}
 }

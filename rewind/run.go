@@ -71,7 +71,7 @@ func Run(env Env, req Request) (*Outcome, error) {
 	report := CheckPlan(env.Records, plan, in)
 	report.Checks = append(report.Checks, blockedDirs(plan, env.Applier.Dir), ownerCheck(plan), linkCheck(plan, env.Applier.Dir))
 	if in.Merge {
-		report.Checks = append(report.Checks, conflictCheck(plan.Conflicts, req.Markers))
+		report.Checks = append(report.Checks, conflictCheck(plan.Conflicts, req.Markers), guessCheck(env.Records, req.Revert, plan, req.Force))
 	}
 	objs := objectCheck(env.Applier.Store, plan.Steps)
 	report.Checks = append(report.Checks, objs)
