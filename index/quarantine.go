@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"time"
 
 	"github.com/ckfs-dev/ckfs/internal/durable"
@@ -66,39 +67,67 @@ func QuarantineBadLines(dir string, now time.Time) (*Quarantined, error) {
 		return nil, err
 	}
 	q := &Quarantined{}
-	var good, bad bytes.Buffer
-	var last uint64
-	for off, line := 0, 1; off < len(data); line++ {
+	// Every line first: what parses, with its seq. The lines kept are the
+	// longest run of parsed records whose seqs increase (not the first
+	// that do: one record whose seq lost or gained a digit must go alone,
+	// not take every good record after it).
+	type line struct {
+		off, end int
+		torn     bool
+		seq      uint64
+		err      error
+	}
+	var lines []line
+	for off := 0; off < len(data); {
 		nl := bytes.IndexByte(data[off:], '\n')
-		end, torn := off+nl, false
+		l := line{off: off, end: off + nl}
 		if nl < 0 {
-			end, torn = len(data), true
+			l.end, l.torn = len(data), true
 		}
-		text := data[off:end]
-		var perr error
-		var rec *Record
+		text := data[l.off:l.end]
 		switch {
-		case torn:
-			perr = errors.New("no newline at end: an append was interrupted")
+		case l.torn:
+			l.err = errors.New("no newline at end: an append was interrupted")
 		case len(text) > maxLine:
-			perr = fmt.Errorf("line longer than %d bytes", maxLine)
+			l.err = fmt.Errorf("line longer than %d bytes", maxLine)
 		default:
-			rec, perr = ParseRecord(text)
-			if perr == nil && rec.Seq <= last {
-				perr = fmt.Errorf("seq %d does not follow seq %d", rec.Seq, last)
+			var rec *Record
+			if rec, l.err = ParseRecord(text); l.err == nil {
+				l.seq = rec.Seq
 			}
 		}
-		if perr != nil {
-			q.Lines = append(q.Lines, BadLine{Line: line, Offset: int64(off), Size: len(text), Torn: torn, Error: perr.Error()})
-			bad.Write(text)
-			bad.WriteByte('\n')
-		} else {
-			last = rec.Seq
+		lines = append(lines, l)
+		off = l.end + 1
+	}
+	var parsed []int // indexes of lines that parse
+	var seqs []uint64
+	for i, l := range lines {
+		if l.err == nil {
+			parsed, seqs = append(parsed, i), append(seqs, l.seq)
+		}
+	}
+	keep := map[int]bool{}
+	for _, j := range longestIncreasing(seqs) {
+		keep[parsed[j]] = true
+	}
+	var good, bad bytes.Buffer
+	prev := uint64(0)
+	for i, l := range lines {
+		text := data[l.off:l.end]
+		if keep[i] {
+			prev = l.seq
 			q.Kept++
 			good.Write(text)
 			good.WriteByte('\n')
+			continue
 		}
-		off = end + 1
+		err := l.err
+		if err == nil {
+			err = fmt.Errorf("seq %d is out of order (the record before it that is kept has seq %d)", l.seq, prev)
+		}
+		q.Lines = append(q.Lines, BadLine{Line: i + 1, Offset: int64(l.off), Size: len(text), Torn: l.torn, Error: err.Error()})
+		bad.Write(text)
+		bad.WriteByte('\n')
 	}
 	if len(q.Lines) == 0 {
 		return q, nil
@@ -123,4 +152,35 @@ func QuarantineBadLines(dir string, now time.Time) (*Quarantined, error) {
 		return nil, fmt.Errorf("rewrite %s without its bad lines: %w", path, err)
 	}
 	return q, nil
+}
+
+// longestIncreasing returns the indexes of a longest strictly increasing
+// subsequence of s, in order; among equally long ones, the one that ends
+// with the smallest values (patience sorting, O(n log n)).
+func longestIncreasing(s []uint64) []int {
+	var tails []int // tails[k]: index of the smallest tail of a run of length k+1
+	prev := make([]int, len(s))
+	for i, v := range s {
+		k := sort.Search(len(tails), func(k int) bool { return s[tails[k]] >= v })
+		if k > 0 {
+			prev[i] = tails[k-1]
+		} else {
+			prev[i] = -1
+		}
+		if k == len(tails) {
+			tails = append(tails, i)
+		} else {
+			tails[k] = i
+		}
+	}
+	out := make([]int, len(tails))
+	for k, i := len(tails)-1, -1; k >= 0; k-- {
+		if i < 0 {
+			i = tails[len(tails)-1]
+		} else {
+			i = prev[i]
+		}
+		out[k] = i
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,5 +87,39 @@ func TestQuarantineCleanTimelineChangesNothing(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, QuarantineDir)); !os.IsNotExist(err) {
 		t.Error("quarantine/ created for a clean timeline")
+	}
+}
+
+// One record whose seq gained a digit goes to quarantine alone: the ten
+// good records after it stay (keeping the first increasing lines dropped
+// them all, and two windows vanished from ckfs log).
+func TestQuarantineKeepsTheLongestRun(t *testing.T) {
+	dir := t.TempDir()
+	w, _, err := OpenWriter(dir, WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 14 {
+		if err := w.Append(&Record{Kind: KindOpen, Window: fmt.Sprintf("w%d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	path := filepath.Join(dir, TimelineFile)
+	good, _ := os.ReadFile(path)
+	flipped := strings.Replace(string(good), `"seq":4,`, `"seq":94,`, 1)
+	if err := os.WriteFile(path, []byte(flipped), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	q, err := QuarantineBadLines(dir, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(q.Lines) != 1 || q.Lines[0].Line != 4 || q.Kept != 13 {
+		t.Fatalf("quarantined %+v, kept %d: want only line 4 out, 13 kept", q.Lines, q.Kept)
+	}
+	recs, tail, err := Load(path)
+	if err != nil || tail != nil || len(recs) != 13 || recs[12].Window != "w13" {
+		t.Fatalf("after repair: %d records, tail %v, err %v", len(recs), tail, err)
 	}
 }
