@@ -81,6 +81,8 @@ type Recorder struct {
 	recent  []openWindow           // closed windows that know their process, oldest first (at most recentMax)
 	touched map[string]owner       // paths with a pre-image in the current period, and the window they belong to
 	owners  map[uint32]owner       // the window of each writer process this period (several windows open)
+	ops     int                    // operations in flight: pre-image taken, not yet on disk (BeginChange)
+	opsDone *sync.Cond             // signals that ops fell to 0 (on mu)
 	clean   map[string]bool        // touched paths whose post-image was taken at release, untouched since
 	last    map[string]index.State // last recorded state of each path
 	lastSeq map[string]uint64      // seq of that record
@@ -147,6 +149,7 @@ func New(o Options) (*Recorder, error) {
 		touched: map[string]owner{}, clean: map[string]bool{}, lastSeq: map[string]uint64{}, last: map[string]index.State{}, writers: map[*writer]struct{}{},
 		pending: map[string]struct{}{},
 	}
+	r.opsDone = sync.NewCond(&r.mu)
 	for p, rec := range index.LastImage(o.History) {
 		r.last[p], r.lastSeq[p] = *rec.State, rec.Seq
 	}

@@ -2,6 +2,7 @@ package capture
 
 import (
 	"slices"
+	"sync"
 	"strings"
 
 	"github.com/ckfs-dev/ckfs/index"
@@ -18,6 +19,56 @@ func (r *Recorder) BeforeChange(pid uint32, rel string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.touch(pid, rel)
+}
+
+// BeginChange is BeforeChange for an operation that the caller carries
+// out next: done must be called once it has reached the disk (or failed).
+// A boundary waits for every such operation in flight, so that an
+// operation whose pre-image one period took never lands in the next, where
+// no record would say whose it was.
+func (r *Recorder) BeginChange(pid uint32, rel string) (done func(), err error) {
+	if r.excl.Excluded(rel) {
+		return func() {}, nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.touch(pid, rel); err != nil {
+		return nil, err
+	}
+	return r.begin(), nil
+}
+
+// BeginRename is BeforeRename as BeginChange is BeforeChange.
+func (r *Recorder) BeginRename(pid uint32, src, dst string, exchange bool) (done func(), err error) {
+	if err := r.BeforeRename(pid, src, dst, exchange); err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.begin(), nil
+}
+
+// begin counts an operation in flight; the returned func ends it. On mu.
+func (r *Recorder) begin() func() {
+	r.ops++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			r.mu.Lock()
+			r.ops--
+			if r.ops == 0 {
+				r.opsDone.Broadcast()
+			}
+			r.mu.Unlock()
+		})
+	}
+}
+
+// waitOps waits, on mu, until no operation is in flight (see BeginChange).
+func (r *Recorder) waitOps() {
+	for r.ops > 0 {
+		r.opsDone.Wait()
+	}
 }
 
 func (r *Recorder) touchTree(pid uint32, rel string) error {

@@ -131,3 +131,34 @@ func mustHash(t *testing.T, h index.Hash) cas.Hash {
 	}
 	return c
 }
+
+// A window's close waits for an operation whose pre-image its period took:
+// the change lands in the window, never in the next period unrecorded (a
+// background sed -i whose rename the call's close overtook).
+func TestBoundaryWaitsForChangesInFlight(t *testing.T) {
+	e := newEnv(t, nil, capture.Options{})
+	os.WriteFile(filepath.Join(e.root, "a.txt"), []byte("1\n"), 0o644)
+	e.rec.OpenWindow("w1", "Bash", "")
+	done, err := e.rec.BeginChange(0, "a.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := make(chan struct{})
+	go func() {
+		e.rec.CloseWindow("w1")
+		close(closed)
+	}()
+	time.Sleep(50 * time.Millisecond) // let the close start and wait
+	os.WriteFile(filepath.Join(e.root, "a.txt"), []byte("2\n"), 0o644)
+	done()
+	<-closed
+	var after *index.Record
+	for _, r := range e.records() {
+		if r.Kind == index.KindAfter && r.Path == "a.txt" {
+			after = &r
+		}
+	}
+	if after == nil || after.Window != "w1" {
+		t.Fatalf("the change in flight at the close is not w1's: %+v", after)
+	}
+}

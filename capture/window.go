@@ -42,6 +42,7 @@ func (r *Recorder) OpenAgentWindow(id, tool, label string, agent Agent) (uint64,
 			return 0, fmt.Errorf("%w: %s", ErrWindowOpen, id)
 		}
 	}
+	r.waitOps()
 	if err := r.flushPeriod(); err != nil {
 		return 0, err
 	}
@@ -74,6 +75,7 @@ func (r *Recorder) CloseWindowReason(id, reason string) (uint64, error) {
 		return 0, fmt.Errorf("%w: %q", ErrNoWindow, id)
 	}
 	id = r.windows[i].id
+	r.waitOps()
 	if err := r.flushPeriod(); err != nil {
 		return 0, err
 	}
@@ -226,6 +228,7 @@ func (r *Recorder) Exclusive(fn func(appendFn func(recs ...*index.Record) error,
 	if r.closed {
 		return ErrClosed
 	}
+	r.waitOps()
 	if err := r.flushPeriod(); err != nil {
 		return err
 	}

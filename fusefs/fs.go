@@ -36,8 +36,11 @@ import (
 // *capture.Recorder implements it. Paths are relative to the root; pid is
 // the calling thread as the kernel reports it (0 when unknown).
 type Hooks interface {
-	BeforeChange(pid uint32, rel string) error
-	BeforeRename(pid uint32, src, dst string, exchange bool) error
+	// BeginChange takes the pre-image of rel before a change; done is
+	// called once the change has reached the disk (or failed), and a
+	// window boundary waits for it.
+	BeginChange(pid uint32, rel string) (done func(), err error)
+	BeginRename(pid uint32, src, dst string, exchange bool) (done func(), err error)
 	// WriterOpened takes the pre-image for a writable open; release is
 	// called once when the handle is released.
 	WriterOpened(pid uint32, rel string) (release func(), err error)

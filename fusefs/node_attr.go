@@ -19,9 +19,11 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 			// or the root, whose own attributes are not recorded.
 			return n.LoopbackNode.Setattr(ctx, unwrap(f), in, out)
 		}
-		if err := n.fsys.hooks.BeforeChange(caller(ctx), rel); err != nil {
+		done, err := n.fsys.hooks.BeginChange(caller(ctx), rel)
+		if err != nil {
 			return refuse(err)
 		}
+		defer done()
 	}
 	return n.LoopbackNode.Setattr(ctx, unwrap(f), in, out)
 }
@@ -29,27 +31,32 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 // Setxattr and Removexattr record the pre-image before an extended
 // attribute changes (ckfs records the user namespace and ACLs).
 func (n *node) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
-	if errno := n.beforeMeta(ctx); errno != 0 {
+	done, errno := n.beforeMeta(ctx)
+	if errno != 0 {
 		return errno
 	}
+	defer done()
 	return n.LoopbackNode.Setxattr(ctx, attr, data, flags)
 }
 
 func (n *node) Removexattr(ctx context.Context, attr string) syscall.Errno {
-	if errno := n.beforeMeta(ctx); errno != 0 {
+	done, errno := n.beforeMeta(ctx)
+	if errno != 0 {
 		return errno
 	}
+	defer done()
 	return n.LoopbackNode.Removexattr(ctx, attr)
 }
 
 // beforeMeta takes the pre-image of the node before a metadata change; the
 // root's own attributes are not recorded.
-func (n *node) beforeMeta(ctx context.Context) syscall.Errno {
+func (n *node) beforeMeta(ctx context.Context) (done func(), errno syscall.Errno) {
 	rel, ok := n.rel()
 	if !ok || rel == "" {
-		return 0
+		return func() {}, 0
 	}
-	return refuse(n.fsys.hooks.BeforeChange(caller(ctx), rel))
+	done, err := n.fsys.hooks.BeginChange(caller(ctx), rel)
+	return done, refuse(err)
 }
 
 // CopyFileRange hands the loopback its own handles. The destination is a

@@ -9,19 +9,23 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// before takes the pre-image of name in n.
-func (n *node) before(ctx context.Context, name string) syscall.Errno {
+// before takes the pre-image of name in n; done must be called once the
+// change is made (or has failed).
+func (n *node) before(ctx context.Context, name string) (done func(), errno syscall.Errno) {
 	rel, ok := n.child(name)
 	if !ok {
-		return syscall.ENOENT
+		return nil, syscall.ENOENT
 	}
-	return refuse(n.fsys.hooks.BeforeChange(caller(ctx), rel))
+	done, err := n.fsys.hooks.BeginChange(caller(ctx), rel)
+	return done, refuse(err)
 }
 
 func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	if errno := n.before(ctx, name); errno != 0 {
+	done, errno := n.before(ctx, name)
+	if errno != 0 {
 		return nil, errno
 	}
+	defer done()
 	in, errno := n.LoopbackNode.Mkdir(ctx, name, mode, out)
 	if errno == 0 && mode&0o7000 != 0 {
 		// os.Mkdir drops setuid/setgid/sticky; restore the exact mode.
@@ -38,37 +42,47 @@ func mustChild(n *node, name string) string {
 }
 
 func (n *node) Mknod(ctx context.Context, name string, mode, rdev uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	if errno := n.before(ctx, name); errno != 0 {
+	done, errno := n.before(ctx, name)
+	if errno != 0 {
 		return nil, errno
 	}
+	defer done()
 	return n.LoopbackNode.Mknod(ctx, name, mode, rdev, out)
 }
 
 func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
-	if errno := n.before(ctx, name); errno != 0 {
+	done, errno := n.before(ctx, name)
+	if errno != 0 {
 		return errno
 	}
+	defer done()
 	return n.LoopbackNode.Rmdir(ctx, name)
 }
 
 func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
-	if errno := n.before(ctx, name); errno != 0 {
+	done, errno := n.before(ctx, name)
+	if errno != 0 {
 		return errno
 	}
+	defer done()
 	return n.LoopbackNode.Unlink(ctx, name)
 }
 
 func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	if errno := n.before(ctx, name); errno != 0 {
+	done, errno := n.before(ctx, name)
+	if errno != 0 {
 		return nil, errno
 	}
+	defer done()
 	return n.LoopbackNode.Symlink(ctx, target, name, out)
 }
 
 func (n *node) Link(ctx context.Context, target fs.InodeEmbedder, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	if errno := n.before(ctx, name); errno != 0 {
+	done, errno := n.before(ctx, name)
+	if errno != 0 {
 		return nil, errno
 	}
+	defer done()
 	if t, ok := target.(*node); ok {
 		target = t.LoopbackNode
 	}
@@ -92,9 +106,11 @@ func (n *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 		return syscall.ENOENT
 	}
 	exchange := flags&renameExchange != 0
-	if err := n.fsys.hooks.BeforeRename(caller(ctx), src, dst, exchange); err != nil {
+	done, err := n.fsys.hooks.BeginRename(caller(ctx), src, dst, exchange)
+	if err != nil {
 		return refuse(err)
 	}
+	defer done()
 	errno := n.LoopbackNode.Rename(ctx, name, np.LoopbackNode, newName, flags)
 	if errno == 0 {
 		n.fsys.hooks.Renamed(src, dst, exchange)
