@@ -2,8 +2,8 @@ package capture
 
 import (
 	"slices"
-	"sync"
 	"strings"
+	"sync"
 
 	"github.com/ckfs-dev/ckfs/index"
 )
