@@ -232,3 +232,16 @@ func TestRevertRefusesGuessedAttribution(t *testing.T) {
 		t.Fatal("revert --force kept one.txt")
 	}
 }
+
+// A preview of a rewind to a mark exits 3 when the rewind would be
+// refused, as every other preview does.
+func TestMarkPreviewExitsRefused(t *testing.T) {
+	w := mountWorkspace(t, "")
+	w.ckfs("mark")
+	w.ckfs("run", "--", "sh", "-c", "echo agent > f.txt")
+	w.sh("echo mine >> f.txt") // the user's own edit
+	out, err := w.ckfsErr("rewind", "--mark", "1")
+	if exitCode(err) != 3 || !strings.Contains(out, "your own edits") {
+		t.Fatalf("preview of a refused rewind to a mark: exit %d, want 3\n%s", exitCode(err), out)
+	}
+}

@@ -151,7 +151,7 @@ func CheckPlan(records []index.Record, plan *Plan, in CheckInput) *Report {
 		default:
 			add(Check{Name: "git", OK: true, Warn: len(mod) > 0, Paths: mod,
 				Detail: pick(len(mod) == 0, "git shows no uncommitted changes in these files",
-					"git shows uncommitted changes in these files; ckfs captures them before overwriting (ckfs rewind --undo)")})
+					fmt.Sprintf("git shows uncommitted changes in %d of the files the rewind touches; ckfs captures them before overwriting (ckfs rewind --undo)", len(mod)))})
 		}
 	}
 	return r

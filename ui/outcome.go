@@ -68,7 +68,7 @@ func printOutcome(out io.Writer, v *workspace.View, t OutcomeText, o *rewind.Out
 		fmt.Fprintf(out, "  cannot restore %s: %s\n", index.Display(u.Path), u.Reason)
 	}
 	printConflicts(out, o.Plan.Conflicts, diff)
-	printChecks(out, o.Report)
+	printChecks(out, o.Report, limit)
 	switch {
 	case o.Applied:
 		fmt.Fprintf(out, "done (operation %s); undo it with: ckfs rewind --files --undo\n", o.Op)
@@ -154,7 +154,7 @@ func stepChange(v *workspace.View, s rewind.Step, applied, diff bool) (string, s
 
 // printChecks prints the refusals first, then the warnings, each with its
 // paths, and the passed checks in one line.
-func printChecks(out io.Writer, r *rewind.Report) {
+func printChecks(out io.Writer, r *rewind.Report, limit int) {
 	var passed []string
 	for _, pass := range []int{0, 1} {
 		for _, c := range r.Checks {
@@ -170,7 +170,11 @@ func printChecks(out io.Writer, r *rewind.Report) {
 				}
 				continue
 			}
-			for _, p := range c.Paths {
+			for i, p := range c.Paths {
+				if limit > 0 && i == limit {
+					fmt.Fprintf(out, "         … and %d more (--limit 0 lists them all)\n", len(c.Paths)-limit)
+					break
+				}
 				fmt.Fprintf(out, "         %s\n", p)
 			}
 		}

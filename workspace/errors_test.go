@@ -41,3 +41,13 @@ func TestLongCommandsFitTheRequest(t *testing.T) {
 		t.Errorf("command not a prefix, or label cut badly")
 	}
 }
+
+// A staged rename's source path follows it as an entry without a status:
+// it is named whole, never with its first three characters cut.
+func TestPorcelainPaths(t *testing.T) {
+	out := []byte("R  fusefs/print.go\x00fuse/print.go\x00 M a b.txt\x00?? new.txt\x00")
+	got := strings.Join(porcelainPaths(out), "|")
+	if want := "fusefs/print.go (from fuse/print.go)|a b.txt|new.txt"; got != want {
+		t.Errorf("porcelainPaths = %q, want %q", got, want)
+	}
+}

@@ -80,12 +80,27 @@ func gitStatus(root string, rootFd int) func([]string) ([]string, error) {
 			}
 			return nil, err
 		}
-		var mod []string
-		for _, e := range strings.Split(string(out), "\x00") {
-			if len(e) > 3 {
-				mod = append(mod, e[3:])
-			}
-		}
-		return mod, nil
+		return porcelainPaths(out), nil
 	}
+}
+
+// porcelainPaths reads the paths of git status --porcelain=v1 -z: each
+// entry is "XY PATH"; a rename or copy is followed by its source path as
+// an entry of its own, without a status (it is listed as "NEW (from OLD)").
+func porcelainPaths(out []byte) []string {
+	var paths []string
+	entries := strings.Split(string(out), "\x00")
+	for i := 0; i < len(entries); i++ {
+		e := entries[i]
+		if len(e) < 4 || e[2] != ' ' {
+			continue
+		}
+		p := e[3:]
+		if (e[0] == 'R' || e[0] == 'C') && i+1 < len(entries) {
+			i++
+			p += " (from " + entries[i] + ")"
+		}
+		paths = append(paths, p)
+	}
+	return paths
 }

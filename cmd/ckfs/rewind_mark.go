@@ -1,10 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"time"
 
+	"github.com/ckfs-dev/ckfs/rewind"
 	"github.com/ckfs-dev/ckfs/session"
 	"github.com/ckfs-dev/ckfs/ui"
 	"github.com/ckfs-dev/ckfs/workspace"
@@ -73,7 +75,14 @@ func runRewindMark(v *workspace.View, o rewindOptions, out io.Writer) error {
 		}
 	}
 	if o.JSON {
-		return ui.JSON(out, result)
+		if err := ui.JSON(out, result); err != nil {
+			return err
+		}
+	}
+	// A preview is a question: its answer, refused, is exit code 3, as
+	// for every other preview.
+	if fo, ok := result["files"].(*rewind.Outcome); ok && fo != nil && !fo.Applied && fo.Report != nil && fo.Report.Refused() {
+		return &exitError{code: ExitRefused, err: errors.New("this rewind would be refused (see the checks above); nothing was changed"), silent: o.JSON}
 	}
 	return nil
 }
