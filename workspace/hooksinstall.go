@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"golang.org/x/sys/unix"
 	"io"
 	"io/fs"
 	"os"
@@ -20,6 +21,24 @@ import (
 // it, and the file is replaced atomically; dryRun prints the merged file
 // to stdout instead. What it did is said on stderr.
 func InstallHooks(path string, ours map[string]any, alternates []string, dryRun bool, now time.Time, stdout, stderr io.Writer) error {
+	// A settings file that is a symbolic link (dotfiles kept in a
+	// repository) is written where it points, and stays a link.
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		target, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			return fmt.Errorf("%s is a symbolic link that leads nowhere (%v): fix it first; nothing was changed", path, err)
+		}
+		path = target
+	}
+	mode := fs.FileMode(0o600)
+	if fi, err := os.Stat(path); err == nil {
+		mode = fi.Mode().Perm()
+		// A file without its write bit was made read-only on purpose (root
+		// could write it anyway): say so rather than write through it.
+		if mode&0o200 == 0 || unix.Access(path, unix.W_OK) != nil {
+			return fmt.Errorf("%s is read-only (mode %o): make it writable to install the hooks, or pass them for one run with ckfs agent; nothing was changed", path, mode)
+		}
+	}
 	old, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -55,7 +74,7 @@ func InstallHooks(path string, ours map[string]any, alternates []string, dryRun 
 		}
 		fmt.Fprintf(stderr, "kept a copy of %s in %s\n", path, backup)
 	}
-	if err := durable.WriteFile(path, merged, 0o600); err != nil {
+	if err := durable.WriteFile(path, merged, mode); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "added %d hook groups to %s\n", added, path)

@@ -150,3 +150,37 @@ func TestHooksInstallSwitchesToTheHookExecutable(t *testing.T) {
 		t.Fatalf("after the install, %d hooks run ckfs-hook (want 6, and none the old form):\n%s", n, got)
 	}
 }
+
+// A settings file that is a symbolic link is merged where it points and
+// stays a link; a read-only one is refused and left as it is.
+func TestHooksInstallKeepsLinksAndRespectsReadOnly(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "dotfiles", "settings.json")
+	os.MkdirAll(filepath.Dir(real), 0o755)
+	os.WriteFile(real, []byte(`{"model":"x"}`+"\n"), 0o644)
+	link := filepath.Join(dir, "settings.json")
+	os.Symlink(real, link)
+	ours := workspace.HookSettings("/usr/bin/ckfs", "claude")
+	var out, msg bytes.Buffer
+	if err := workspace.InstallHooks(link, ours, nil, false, time.Now(), &out, &msg); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link was replaced: %v %v", fi.Mode(), err)
+	}
+	if b, _ := os.ReadFile(real); !bytes.Contains(b, []byte("PreToolUse")) || !bytes.Contains(b, []byte(`"model"`)) {
+		t.Fatalf("the linked file was not merged:\n%s", b)
+	}
+	if fi, _ := os.Stat(real); fi.Mode().Perm() != 0o644 {
+		t.Errorf("mode %o, want the file's own 0644", fi.Mode().Perm())
+	}
+	ro := filepath.Join(dir, "ro.json")
+	os.WriteFile(ro, []byte("{}\n"), 0o444)
+	err := workspace.InstallHooks(ro, ours, nil, false, time.Now(), &out, &msg)
+	if err == nil || !strings.Contains(err.Error(), "read-only") {
+		t.Fatalf("a read-only settings file: %v", err)
+	}
+	if b, _ := os.ReadFile(ro); string(b) != "{}\n" {
+		t.Errorf("the read-only file changed: %q", b)
+	}
+}
