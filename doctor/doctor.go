@@ -67,6 +67,8 @@ func Diagnose(dir, storeFlagValue string) []Diagnosis {
 	base, err := workspace.Base()
 	if err != nil {
 		add("store directory", "fail", err.Error(), "set CKFS_HOME or XDG_STATE_HOME")
+	} else if abs, aerr := filepath.Abs(dir); aerr == nil && workspace.StoreWithin(base, abs) {
+		add("store directory", "fail", base+" resolves inside the workspace "+abs+": a mount would record its own writes through itself (and refuses)", "set CKFS_HOME to a directory outside the repository")
 	} else {
 		add(storeDirCheck(base))
 	}

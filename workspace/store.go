@@ -84,7 +84,7 @@ func AbsDir(p string) (string, error) {
 // Init creates the store for root if needed and checks that an
 // existing one serves the same root.
 func Init(dir, root string) error {
-	if Within(dir, root) || Within(resolve(dir), resolve(root)) {
+	if StoreWithin(dir, root) {
 		return fmt.Errorf("store %s is inside the workspace %s (through symbolic links, or as named): the daemon would record its own writes through its own mount, and the agent could delete it; choose a --store (or CKFS_HOME) outside", dir, root)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -124,6 +124,12 @@ func ReadMeta(dir string) (*Meta, error) {
 		return nil, fmt.Errorf("%s: unknown store version %d; upgrade ckfs", Layout(dir).Meta(), m.Version)
 	}
 	return &m, nil
+}
+
+// StoreWithin reports whether the store directory dir is root or beneath
+// it, as named or through symbolic links.
+func StoreWithin(dir, root string) bool {
+	return Within(dir, root) || Within(resolve(dir), resolve(root))
 }
 
 // resolve returns p with the symbolic links of its longest existing
