@@ -1,10 +1,13 @@
 package cas
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/zeebo/blake3"
 )
 
 // Object files travel whole: a remote store keeps them byte for byte as
@@ -43,9 +46,57 @@ func Encode(data []byte) (Hash, []byte) {
 // Decode returns the content of the object file raw, which must be the
 // object h. Every failure wraps ErrCorrupt: the bytes are never handed out
 // unless they hash to h.
+//
+// raw may come from anyone (a shared bucket): nothing is allocated on the
+// word of its header. A compressed body is first decoded as a stream into
+// the hash, with only the decoder's window in memory, and must give
+// exactly the size the header declares and hash to h; only then is it
+// decoded into memory. An object that declares more than MaxObjectSize is
+// refused unread.
 func Decode(h Hash, raw []byte) ([]byte, error) {
 	_, dec := codecs()
+	hdr, err := decodeHeader(raw)
+	if err != nil {
+		return nil, err
+	}
+	if hdr.size > MaxObjectSize {
+		return nil, fmt.Errorf("%w: declares %d bytes of content, more than the %d ckfs reads", ErrCorrupt, hdr.size, uint64(MaxObjectSize))
+	}
+	if hdr.codec == CodecZstd {
+		if err := verifyStream(h, raw[headerSize:], hdr.size); err != nil {
+			return nil, err
+		}
+	}
 	return decodeObject(dec, h, raw)
+}
+
+// MaxObjectSize is the largest content Decode accepts: well above any
+// file capture stores whole in practice.
+const MaxObjectSize = 4 << 30
+
+// verifyStream decodes the zstd body as a stream and checks that it holds
+// exactly size bytes that hash to h, keeping no more than the decoder's
+// window in memory.
+func verifyStream(h Hash, body []byte, size uint64) error {
+	zr, err := zstd.NewReader(bytes.NewReader(body), zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxWindow(64<<20))
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	defer zr.Close()
+	hasher := blake3.New()
+	n, err := io.Copy(hasher, io.LimitReader(zr, int64(size)+1))
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	if uint64(n) != size {
+		return fmt.Errorf("%w: content is at least %d bytes, header says %d", ErrCorrupt, n, size)
+	}
+	var got Hash
+	copy(got[:], hasher.Sum(nil))
+	if got != h {
+		return fmt.Errorf("%w: content does not hash to its name", ErrCorrupt)
+	}
+	return nil
 }
 
 // encodeBody picks the codec for data and returns the body.

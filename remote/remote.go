@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ckfs-dev/ckfs/cas"
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 )
@@ -147,6 +148,10 @@ func (b *Bucket) get(ctx context.Context, key string) ([]byte, string, error) {
 	}
 }
 
+// maxGet is the most ckfs reads of one key: the largest object, with its
+// header and a body that did not compress.
+const maxGet = cas.MaxObjectSize + 1<<20
+
 func (b *Bucket) getOnce(ctx context.Context, key string) ([]byte, string, error) {
 	o, err := b.c.GetObject(ctx, b.bucket, b.prefix+key, minio.GetObjectOptions{})
 	if err != nil {
@@ -157,7 +162,12 @@ func (b *Bucket) getOnce(ctx context.Context, key string) ([]byte, string, error
 	if err != nil {
 		return nil, "", b.wrap(key, err)
 	}
-	data, err := io.ReadAll(o)
+	// The bucket may be anyone's: never read more than an object can
+	// hold, whatever size the server states.
+	if st.Size > maxGet {
+		return nil, "", fmt.Errorf("%s/%s: %d bytes, more than the %d ckfs reads from a bucket: the bucket holds something ckfs did not write", b.desc, key, st.Size, int64(maxGet))
+	}
+	data, err := io.ReadAll(io.LimitReader(o, st.Size+1))
 	if err != nil {
 		return nil, "", b.wrap(key, err)
 	}
