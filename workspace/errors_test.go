@@ -51,3 +51,16 @@ func TestPorcelainPaths(t *testing.T) {
 		t.Errorf("porcelainPaths = %q, want %q", got, want)
 	}
 }
+
+// Any bytes git might print parse to paths or to nothing, never a panic.
+func FuzzPorcelainPaths(f *testing.F) {
+	f.Add([]byte("R  new\x00old\x00 M a\x00"))
+	f.Add([]byte("R  \x00"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, p := range porcelainPaths(b) {
+			if p == "" {
+				t.Fatalf("an empty path from %q", b)
+			}
+		}
+	})
+}
