@@ -1,6 +1,9 @@
 package index
 
-import "sort"
+import (
+	"sort"
+	"time"
+)
 
 // Entry is the state of one path at a checkpoint, as StateAt derives it.
 type Entry struct {
@@ -48,10 +51,14 @@ func StateAt(records []Record, seq uint64) map[string]Entry {
 	decided := make(map[string]bool) // path has a record <= seq
 	later := make(map[string]bool)   // path has a record > seq, seen already
 	bound := uint64(0)               // the last boundary so far
+	var at time.Time                 // the time of the checkpoint's record
 	for i := range records {
 		r := &records[i]
 		if r.IsBoundary() {
 			bound = r.Seq
+		}
+		if r.Seq <= seq {
+			at = r.Time
 		}
 		if !r.IsImage() {
 			continue
@@ -72,7 +79,7 @@ func StateAt(records []Record, seq uint64) map[string]Entry {
 			out[r.Path] = e
 		case decided[r.Path]:
 		case r.IsPreImage() || r.Found != "":
-			out[r.Path] = entryOf(r, true)
+			out[r.Path] = baselineOf(r, at)
 		default:
 			e := entryOf(r, true)
 			e.Unknown = true
@@ -84,6 +91,28 @@ func StateAt(records []Record, seq uint64) map[string]Entry {
 	}
 	return out
 }
+
+// baselineOf is the lazy baseline that r, a path's first record, gives
+// at a checkpoint taken at time at: unknown when the path's content was
+// modified after the checkpoint (its mtime says so), since it changed
+// where ckfs could not see it (while nothing was mounted, say) and what it
+// held at the checkpoint is not known.
+func baselineOf(r *Record, at time.Time) Entry {
+	e := entryOf(r, true)
+	// File times come from a coarse clock (a few milliseconds behind the
+	// one records are stamped with): within mtimeSlack of the checkpoint
+	// counts as after it. A path that was changed through the mount is
+	// recorded, so an unrecorded one modified that close to a checkpoint
+	// was changed behind it anyway.
+	if !e.Unknown && (e.Type == TypeFile || e.Type == TypeSymlink) && !at.IsZero() && e.MTime > at.Add(-mtimeSlack).UnixNano() {
+		e.Unknown = true
+		e.Reason = "modified after this checkpoint, before ckfs first recorded it"
+	}
+	return e
+}
+
+// mtimeSlack is how far behind the records' clock file times may be.
+const mtimeSlack = 20 * time.Millisecond
 
 func entryOf(r *Record, baseline bool) Entry {
 	e := Entry{State: *r.State, Seq: r.Seq, Kind: r.Kind, Baseline: baseline}
@@ -161,12 +190,16 @@ func Windows(records []Record) []Window {
 type History struct {
 	paths  map[string][]*Record
 	bounds []uint64 // the seqs of the boundaries, ascending
+	seqs   []uint64 // every record's seq, ascending, and its time
+	times  []time.Time
 }
 
 // NewHistory indexes the image records of records (in seq order).
 func NewHistory(records []Record) History {
 	h := History{paths: map[string][]*Record{}}
+	h.seqs, h.times = make([]uint64, len(records)), make([]time.Time, len(records))
 	for i := range records {
+		h.seqs[i], h.times[i] = records[i].Seq, records[i].Time
 		switch r := &records[i]; {
 		case r.IsImage():
 			h.paths[r.Path] = append(h.paths[r.Path], r)
@@ -194,7 +227,11 @@ func (h History) At(path string, seq uint64) (Entry, bool) {
 		return entryOf(recs[i-1], false), true
 	}
 	first := recs[0]
-	e := entryOf(first, true)
+	var at time.Time
+	if j := sort.Search(len(h.seqs), func(j int) bool { return h.seqs[j] > seq }); j > 0 {
+		at = h.times[j-1]
+	}
+	e := baselineOf(first, at)
 	if !first.IsPreImage() && first.Found == "" && !e.Unknown {
 		e.Unknown = true
 		e.Reason = "no pre-image recorded before its first change"

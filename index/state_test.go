@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"testing"
+	"time"
 
 	"pgregory.net/rapid"
 )
@@ -384,4 +385,39 @@ func TestHistoryMatchesStateAt(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A lazy baseline whose mtime is after a checkpoint was changed where ckfs
+// could not see it (created while nothing was mounted, say): its state at
+// that checkpoint is unknown, never guessed.
+func TestLazyBaselineChangedAfterCheckpoint(t *testing.T) {
+	late := file(1)
+	late.MTime = t0.Add(time.Hour).UnixNano()
+	early := file(2)
+	early.MTime = t0.Add(-time.Hour).UnixNano()
+	recs := []Record{
+		boundary(1, KindOpen, "w1"),
+		boundary(2, KindClose, "w1"),
+		{V: 1, Seq: 3, Time: t0.Add(2 * time.Hour), Kind: KindOpen, Window: "w2"},
+		{V: 1, Seq: 4, Time: t0.Add(2 * time.Hour), Kind: KindBefore, Window: "w2", Path: "late", State: &late},
+		{V: 1, Seq: 5, Time: t0.Add(2 * time.Hour), Kind: KindBefore, Window: "w2", Path: "early", State: &early},
+	}
+	st := StateAt(recs, 1)
+	if e := st["late"]; !e.Unknown {
+		t.Errorf("a baseline modified after the checkpoint: %+v, want unknown", e)
+	}
+	if e := st["early"]; e.Unknown || e.State != early {
+		t.Errorf("a baseline older than the checkpoint: %+v", e)
+	}
+	if e := StateAt(recs, 3)["late"]; e.Unknown {
+		t.Errorf("at the window that found it, the baseline is known: %+v", e)
+	}
+	h := NewHistory(recs)
+	for _, seq := range []uint64{1, 3} {
+		for _, p := range []string{"late", "early"} {
+			if got, _ := h.At(p, seq); got != StateAt(recs, seq)[p] {
+				t.Errorf("History.At(%s, %d) = %+v, StateAt says %+v", p, seq, got, StateAt(recs, seq)[p])
+			}
+		}
+	}
 }

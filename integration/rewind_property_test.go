@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/ckfs-dev/ckfs/capture"
 	"github.com/ckfs-dev/ckfs/cas"
 	"github.com/ckfs-dev/ckfs/daemon"
+	"github.com/ckfs-dev/ckfs/index"
 	"github.com/ckfs-dev/ckfs/internal/testenv"
 	"github.com/ckfs-dev/ckfs/rewind"
 	ctl "github.com/ckfs-dev/ckfs/workspace"
@@ -104,7 +106,18 @@ func playOps(rt *rapid.T, root string, n, maxOp int) {
 
 // tree reads the workspace through the mount.
 func tree(t *rapid.T, root string) string {
-	var lines []string
+	m := treeMap(root)
+	lines := make([]string, 0, len(m))
+	for _, l := range m {
+		lines = append(lines, l)
+	}
+	sort.Strings(lines)
+	return fmt.Sprint(lines)
+}
+
+// treeMap reads the workspace through the mount: each path's line of tree.
+func treeMap(root string) map[string]string {
+	lines := map[string]string{}
 	filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
 		if err != nil || p == root {
 			return nil
@@ -115,17 +128,16 @@ func tree(t *rapid.T, root string) string {
 		switch {
 		case info.Mode()&os.ModeSymlink != 0:
 			target, _ := os.Readlink(p)
-			lines = append(lines, rel+" -> "+target)
+			lines[rel] = rel + " -> " + target
 		case info.IsDir():
-			lines = append(lines, fmt.Sprintf("%s/ %o", rel, st.Mode&0o7777))
+			lines[rel] = fmt.Sprintf("%s/ %o", rel, st.Mode&0o7777)
 		default:
 			b, _ := os.ReadFile(p)
-			lines = append(lines, fmt.Sprintf("%s %o %q", rel, st.Mode&0o7777, b))
+			lines[rel] = fmt.Sprintf("%s %o %q", rel, st.Mode&0o7777, b)
 		}
 		return nil
 	})
-	sort.Strings(lines)
-	return fmt.Sprint(lines)
+	return lines
 }
 
 // TestRewindPropertyThroughMount plays random windows of random operations
@@ -170,4 +182,111 @@ func TestRewindPropertyThroughMount(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestNoRewindDropsTheUsersChange plays random windows with the user's own
+// changes between them, made through the mount outside any window or
+// while nothing is mounted (the daemon stopped, the directory changed,
+// a new daemon started on the same store). A rewind to before any window
+// W must give back exactly the tree W found, the user's changes included,
+// or refuse and change nothing: never drop a change W did not make.
+// (A path ckfs never recorded, such as a directory the user made while
+// nothing was mounted, is never touched by a rewind: it stays as it was.)
+func TestNoRewindDropsTheUsersChange(t *testing.T) {
+	testenv.RequireFUSE(t)
+	rapid.Check(t, func(rt *rapid.T) {
+		m := mountInProc(t)
+		defer func() { m.unmount() }()
+		old := unix.Umask(0o022)
+		defer unix.Umask(old)
+		found := map[uint64]map[string]string{} // tree at each window's open
+		var opens []uint64
+		windows := rapid.IntRange(1, 4).Draw(rt, "windows")
+		for w := range windows {
+			switch rapid.IntRange(0, 2).Draw(rt, "between") {
+			case 1: // through the mount, outside any window
+				playOps(rt, m.root, rapid.IntRange(1, 3).Draw(rt, "mine"), 6)
+			case 2: // while nothing is mounted
+				m.unmount()
+				playOps(rt, m.root, rapid.IntRange(1, 3).Draw(rt, "mine"), 6)
+				m.remount(t)
+			}
+			id := fmt.Sprintf("w%d", w)
+			open, err := m.openWindow(id)
+			if err != nil {
+				rt.Fatal(err)
+			}
+			found[open], opens = treeMap(m.root), append(opens, open)
+			playOps(rt, m.root, rapid.IntRange(1, 6).Draw(rt, "ops"), 6)
+			if _, err := m.closeWindow(id); err != nil {
+				rt.Fatal(err)
+			}
+		}
+		target := rapid.SampledFrom(opens).Draw(rt, "target")
+		before, beforeMap := tree(rt, m.root), treeMap(m.root)
+		out, err := m.rewind(rewind.Request{Target: target, Apply: true})
+		if err != nil {
+			if got := tree(rt, m.root); got != before {
+				rt.Fatalf("a refused rewind to %d changed the tree:\n%s\nwas\n%s", target, got, before)
+			}
+			// Refused over the user's changes since: --force takes them
+			// (captured first) and must still give back what W found.
+			if out, err = m.rewind(rewind.Request{Target: target, Apply: true, Force: true}); err != nil {
+				// Some refusals --force does not override (a directory to
+				// remove that holds files ckfs never recorded): nothing
+				// may have changed.
+				if got := tree(rt, m.root); !errors.Is(err, ctl.ErrRefused) || got != before {
+					rt.Fatalf("rewind --force to %d: %v; the tree is\n%s\nwas\n%s", target, err, got, before)
+				}
+				return
+			}
+		}
+		// A path whose state at the target ckfs cannot know (it changed
+		// where ckfs could not see before ckfs first recorded it) is left
+		// as it is, and the rewind says so.
+		unknown := map[string]bool{}
+		for _, u := range out.Plan.CannotRestore {
+			unknown[u.Path] = true
+		}
+		recs, _, err := index.Load(filepath.Join(m.store, index.TimelineFile))
+		if err != nil {
+			rt.Fatal(err)
+		}
+		recorded := map[string]bool{}
+		for _, r := range recs {
+			if r.IsImage() {
+				recorded[r.Path] = true
+			}
+		}
+		after := treeMap(m.root)
+		for _, set := range []map[string]string{after, found[target], beforeMap} {
+			for p := range set {
+				want := found[target][p]
+				if !recorded[p] || unknown[p] {
+					want = beforeMap[p]
+				}
+				if after[p] != want {
+					rt.Fatalf("after a rewind to before the window opened at %d, %s is %q; want %q (the window found %v)", target, p, after[p], want, found[target])
+				}
+			}
+		}
+	})
+}
+
+// remount starts a new daemon on the same store and directory.
+func (m *inproc) remount(t testing.TB) {
+	var err error
+	m.srv, err = daemon.Start(context.Background(), daemon.Options{Store: m.store, Root: m.root, Mountpoint: m.root, MaxFileSize: capture.DefaultMaxFileSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rewind runs req in the daemon, as ckfs rewind does.
+func (m *inproc) rewind(req rewind.Request) (*rewind.Outcome, error) {
+	rep, err := ctl.Call(m.store, ctl.Request{Op: "rewind", Rewind: &req})
+	if rep != nil {
+		return rep.Outcome, err
+	}
+	return nil, err
 }
