@@ -68,7 +68,13 @@ func Diagnose(dir, storeFlagValue string) []Diagnosis {
 	if err != nil {
 		add("store directory", "fail", err.Error(), "set CKFS_HOME or XDG_STATE_HOME")
 	} else if abs, aerr := filepath.Abs(dir); aerr == nil && workspace.StoreWithin(base, abs) {
-		add("store directory", "fail", base+" resolves inside the workspace "+abs+": a mount would record its own writes through itself (and refuses)", "set CKFS_HOME to a directory outside the repository")
+		// A workspace with its store inside fails; a directory that is
+		// none yet only could not be mounted with this CKFS_HOME.
+		status := "warn"
+		if _, _, ferr := workspace.Find(storeFlagValue, abs); ferr == nil {
+			status = "fail"
+		}
+		add("store directory", status, base+" resolves inside "+abs+": a mount of it would record its own writes through itself, and is refused", "set CKFS_HOME to a directory outside the repository")
 	} else {
 		add(storeDirCheck(base))
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ckfs-dev/ckfs/capture"
 	"github.com/ckfs-dev/ckfs/cas"
@@ -61,6 +62,17 @@ func (w *ws) write(rel, content string) {
 	os.MkdirAll(filepath.Dir(w.p(rel)), 0o755)
 	w.must(os.WriteFile(w.p(rel), []byte(content), 0o644))
 	release()
+}
+
+// beforeMount dates files written directly as files from before the
+// mount are: older than its first checkpoint (a lazy baseline modified
+// after a checkpoint is unknown there, index.StateAt).
+func (w *ws) beforeMount(rels ...string) {
+	w.t.Helper()
+	old := time.Now().Add(-time.Minute)
+	for _, rel := range rels {
+		w.must(os.Chtimes(w.p(rel), old, old))
+	}
 }
 
 func (w *ws) remove(rel string) {
@@ -161,6 +173,7 @@ func scenario(t *testing.T) (w *ws, cps []uint64, snaps []map[string]string) {
 	w = newWS(t)
 	os.WriteFile(w.p("a.txt"), []byte("a0\n"), 0o644)
 	os.WriteFile(w.p("keep.txt"), []byte("keep\n"), 0o644)
+	w.beforeMount("a.txt", "keep.txt")
 	snap0 := snapshot(t, w.root)
 	b1, a1 := w.window("w1", func() {
 		w.write("a.txt", "a1\n")
