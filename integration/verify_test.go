@@ -20,6 +20,7 @@ type verifyOut struct {
 	Orphans      []string `json:"orphan_temp_files"`
 	Unrestorable []uint64 `json:"unrestorable_checkpoints"`
 	Repaired     []string `json:"repaired"`
+	Unrepaired   []string `json:"unrepaired"`
 	ConvTails    []string `json:"conversation_tails"`
 	Clean        bool     `json:"clean"`
 }
@@ -78,8 +79,13 @@ func TestVerifyFindsPlantedFaults(t *testing.T) {
 	if out, code := w.exitCode(nil, "verify"); code != 1 || !strings.Contains(out, "ckfs verify --repair fixes what can be fixed") {
 		t.Errorf("verify: exit %d, the way out not named:\n%s", code, out)
 	}
-	out = w.ckfs("verify", "--repair", "--json")
+	// d1's content is gone with it: the repair says what it could not
+	// mend and exits 1.
+	out, code = w.exitCode(nil, "verify", "--repair", "--json")
 	json.Unmarshal([]byte(out), &r)
+	if code != 1 || len(r.Unrepaired) != 1 || !strings.Contains(r.Unrepaired[0], cas.Sum([]byte("d1\n")).String()) {
+		t.Errorf("verify --repair with an object lost: exit %d, not repaired %q", code, r.Unrepaired)
+	}
 	joined := strings.Join(r.Repaired, "\n")
 	for _, want := range []string{"recovered corrupt object", "moved corrupt object", "removed orphan temp file", "timeline: moved 1 bad line(s) to", "cut the torn last line of " + filepath.Join(w.store, "marks.jsonl")} {
 		if !strings.Contains(joined, want) {
@@ -89,18 +95,21 @@ func TestVerifyFindsPlantedFaults(t *testing.T) {
 	if strings.Count(joined, "recovered corrupt object") != 2 || !strings.Contains(joined, "from a.txt") || !strings.Contains(joined, "from b.txt") {
 		t.Errorf("--repair did not recover a1 and b1 from the workspace:\n%s", joined)
 	}
+	if !strings.Contains(joined, "recovered missing object "+cas.Sum([]byte("c1\n")).String()+" from c.txt") {
+		t.Errorf("--repair did not recover the missing c1 from c.txt:\n%s", joined)
+	}
 	if _, err := os.Stat(filepath.Join(w.store, "quarantine", cas.Sum([]byte("d1\n")).Hex())); err != nil {
 		t.Errorf("the unrecoverable object is not in quarantine: %v", err)
 	}
 	if got, err := s.Get(cas.Sum([]byte("a1\n"))); err != nil || string(got) != "a1\n" {
 		t.Errorf("a1 after recovery: %q, %v", got, err)
 	}
-	// After the repair only the missing objects remain: c1 was deleted and
-	// d1 quarantined; the recovered ones verify; nothing else is wrong.
+	// After the repair only the lost object is missing: d1 quarantined;
+	// the recovered ones (c1 among them) verify; nothing else is wrong.
 	out, _ = w.exitCode(nil, "verify", "--json")
 	r = verifyOut{}
 	json.Unmarshal([]byte(out), &r)
-	if len(r.Corrupt) != 0 || len(r.Missing) != 2 || r.Tail != "" || len(r.Orphans) != 0 || len(r.ConvTails) != 0 {
+	if len(r.Corrupt) != 0 || len(r.Missing) != 1 || r.Tail != "" || len(r.Orphans) != 0 || len(r.ConvTails) != 0 {
 		t.Errorf("after --repair: %+v", r)
 	}
 	if b, _ := os.ReadFile(filepath.Join(w.root, "a.txt")); string(b) != "a1\n" {

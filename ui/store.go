@@ -93,6 +93,7 @@ func Verify(out io.Writer, r *workspace.VerifyReport) {
 		fmt.Fprintf(out, "  checkpoints no longer fully restorable: %v\n", r.Unrestorable)
 	}
 	list("repaired", r.Repaired)
+	list("not repaired", r.Unrepaired)
 	if r.Clean {
 		fmt.Fprintln(out, "ok: every object verifies and every reference resolves")
 	}

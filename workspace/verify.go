@@ -30,7 +30,10 @@ type VerifyReport struct {
 	PendingJournals []string `json:"pending_journals,omitempty"`
 	Unrestorable    []uint64 `json:"unrestorable_checkpoints,omitempty"`
 	Repaired        []string `json:"repaired,omitempty"`
-	Clean           bool     `json:"clean"`
+	// Unrepaired is what --repair could not mend: the store is still not
+	// whole, and the command exits non-zero.
+	Unrepaired []string `json:"unrepaired,omitempty"`
+	Clean      bool     `json:"clean"`
 }
 
 // orphanAge is how old a temp file must be to count as left by a crash
@@ -130,6 +133,15 @@ func VerifyStore(store string, repair bool, now time.Time, bar Progress) (*Verif
 			if err := quarantine(store, s, c); err == nil {
 				r.Repaired = append(r.Repaired, fmt.Sprintf("moved corrupt object %s to %s (no file holds its content now; what needed it is unrestorable)", c, QuarantineDir))
 			}
+			r.Unrepaired = append(r.Unrepaired, "corrupt object "+c+": its content is lost")
+		}
+		done, left = recoverObjects(store, s, recs, r.Missing, "missing")
+		r.Repaired = append(r.Repaired, done...)
+		for _, m := range left {
+			r.Unrepaired = append(r.Unrepaired, "missing object "+m+": no workspace file holds its content")
+		}
+		for _, j := range r.PendingJournals {
+			r.Unrepaired = append(r.Unrepaired, "unfinished rewind "+j+": ckfs rewind --rollback "+j+" or --abandon "+j)
 		}
 		for _, p := range convTorn {
 			if cut, err := session.RepairTail(p); err == nil && cut {
@@ -153,7 +165,7 @@ func quarantineTimeline(store string, now time.Time, r *VerifyReport) ([]index.R
 	q, err := index.QuarantineBadLines(store, now)
 	switch {
 	case errors.Is(err, index.ErrLocked):
-		r.Repaired = append(r.Repaired, "timeline: bad lines left in place: the store is in use (unmount it, then run ckfs verify --repair again)")
+		r.Unrepaired = append(r.Unrepaired, "timeline: bad lines left in place: the store is in use (unmount it, then run ckfs verify --repair again)")
 	case err != nil:
 		return nil, err
 	case len(q.Lines) > 0:

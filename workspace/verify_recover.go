@@ -25,6 +25,14 @@ const QuarantineDir = "quarantine"
 // files recorded with its content; it returns what it did and the objects
 // it could not recover.
 func recoverCorrupt(store string, s *cas.Local, recs []index.Record, corrupt []string) (done, left []string) {
+	return recoverObjects(store, s, recs, corrupt, "corrupt")
+}
+
+// recoverObjects recovers each object of hashes (what says how it was
+// bad: corrupt, missing) from a workspace file that still holds its
+// content, as recoverCorrupt does.
+func recoverObjects(store string, s *cas.Local, recs []index.Record, hashes []string, what string) (done, left []string) {
+	corrupt := hashes
 	byHash := map[index.Hash][]string{}
 	for _, r := range recs {
 		if r.State != nil && r.Hash != "" && (r.Type == index.TypeFile || r.Type == index.TypeSymlink) {
@@ -48,7 +56,7 @@ func recoverCorrupt(store string, s *cas.Local, recs []index.Record, corrupt []s
 			}
 		}
 		if from != "" {
-			done = append(done, fmt.Sprintf("recovered corrupt object %s from %s", c, from))
+			done = append(done, fmt.Sprintf("recovered %s object %s from %s", what, c, from))
 			continue
 		}
 		left = append(left, c)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/ckfs-dev/ckfs/ui"
@@ -62,6 +63,9 @@ func runVerify(ctx context.Context, o verifyOptions, stdout, stderr io.Writer) e
 		ui.JSON(stdout, rep)
 	} else {
 		ui.Verify(stdout, rep)
+	}
+	if o.Repair && len(rep.Unrepaired) > 0 {
+		return &exitError{code: ExitError, err: fmt.Errorf("the store %s is not whole after the repair: %s", store, strings.Join(rep.Unrepaired, "; ")), silent: o.JSON}
 	}
 	if !rep.Clean && !o.Repair {
 		return &exitError{code: ExitError, err: fmt.Errorf("the store %s has problems (see above); ckfs verify --repair fixes what can be fixed", store), silent: o.JSON}
