@@ -245,3 +245,16 @@ func TestMarkPreviewExitsRefused(t *testing.T) {
 		t.Fatalf("preview of a refused rewind to a mark: exit %d, want 3\n%s", exitCode(err), out)
 	}
 }
+
+// A second mount of a mounted workspace under another CKFS_HOME is refused
+// naming the live daemon that serves it, never calling it gone.
+func TestSecondMountUnderAnotherHomeNamesTheLiveDaemon(t *testing.T) {
+	w := mountWorkspace(t, "")
+	c := exec.Command(ckfsBin, "mount", w.root)
+	c.Dir = filepath.Dir(w.root)
+	c.Env = append(w.env(), "CKFS_HOME="+t.TempDir())
+	out, err := c.CombinedOutput()
+	if exitCode(err) != 5 || !strings.Contains(string(out), fmt.Sprintf("already mounted by daemon pid %d", w.pid)) || strings.Contains(string(out), "gone") {
+		t.Fatalf("a second mount under another CKFS_HOME: exit %d\n%s", exitCode(err), out)
+	}
+}

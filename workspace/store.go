@@ -245,6 +245,13 @@ func CheckMountable(store, root, mountpoint string) error {
 		return Errorf(ErrBusy, "%s is already mounted at %s by daemon pid %d: ckfs unmount %s first", root, st.Mountpoint, st.PID, st.Mountpoint)
 	}
 	if MountedAt(mountpoint) {
+		// Another store's daemon (another CKFS_HOME or --store) may serve
+		// it, alive: the mount names its store.
+		if other, ok := ServingStore(mountpoint); ok && other != "" && other != store {
+			if st, err := ReadDaemonState(other); err == nil && ProcessAlive(st.PID) {
+				return Errorf(ErrBusy, "%s is already mounted by daemon pid %d with the store %s (another CKFS_HOME or --store): ckfs unmount %s first", mountpoint, st.PID, other, mountpoint)
+			}
+		}
 		return Errorf(ErrBusy, "%s has a ckfs mount whose daemon is gone: run ckfs unmount %s", mountpoint, mountpoint)
 	}
 	return nil
