@@ -34,9 +34,10 @@ import (
 
 // Checked is what CheckRecorded did.
 type Checked struct {
-	Paths int // recorded paths checked
-	Read  int // paths whose content was read (their stat differed)
-	Found int // changes found and recorded
+	Paths  int // recorded paths checked
+	Read   int // paths whose content was read (their stat differed)
+	Found  int // changes found and recorded
+	Failed int // paths that could not be read (logged; checked again at their next change)
 }
 
 // CheckRecorded compares every recorded path with the disk and records
@@ -81,7 +82,12 @@ func (r *Recorder) CheckRecorded() (Checked, error) {
 		out.Read++
 		st, reason, err := r.image(p, false)
 		if err != nil {
-			return out, r.fail(p, err)
+			// One file that cannot be read (no permission, the store's
+			// disk full) must not keep the workspace from mounting: its
+			// next change is checked again before anything is credited.
+			out.Failed++
+			r.log.Warn("could not check a recorded file against the disk at mount", "path", p, "err", err)
+			continue
 		}
 		if reason != "" || !changedBehind(last, st) {
 			continue

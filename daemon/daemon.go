@@ -140,8 +140,8 @@ func Run(ctx context.Context, o Options, ready io.Writer) (err error) {
 	// user's own change.
 	if c, err := rec.CheckRecorded(); err != nil {
 		return fmt.Errorf("check the recorded files against the disk: %w", err)
-	} else if c.Found > 0 {
-		log.Info("changes made while not mounted recorded as your own", "found", c.Found, "checked", c.Paths, "read", c.Read)
+	} else if c.Found > 0 || c.Failed > 0 {
+		log.Info("changes made while not mounted recorded as your own", "found", c.Found, "checked", c.Paths, "read", c.Read, "unreadable", c.Failed)
 	}
 	fsys, err := fusefs.New(rootFd, o.Root, rec)
 	if err != nil {
