@@ -275,3 +275,70 @@ func TestRealClaudeBackgroundCall(t *testing.T) {
 		t.Fatalf("undo did not bring the late write back: %q", got)
 	}
 }
+
+// A background task that finishes mid-turn: the real CLI tells the model
+// with a <task-notification> while a later call of the same turn runs.
+// That notification is no prompt of the user's, so it makes no mark; the
+// next real prompt does, and both sides rewind to it, the resumed fork
+// carrying the whole first turn (the notification included) and nothing
+// of the second.
+func TestRealClaudeTaskNotification(t *testing.T) {
+	w := mountWorkspace(t, `printf 'x = 1\n' > a.py`)
+	c := newClaudeRun(t, w)
+	prompts := []string{"Turn one: start a job in the background", "Turn two: one more edit"}
+	c.api.queue(
+		standInReply{text: "In the background.", calls: []standInCall{{"toolu_10Bg", "Bash", map[string]any{
+			"command": "sleep 1; printf 'late\\n' > late.txt", "description": "bg", "run_in_background": true}}}},
+		standInReply{text: "Meanwhile.", calls: []standInCall{{"toolu_10Fg", "Bash", map[string]any{
+			"command": "sleep 5; printf 'fg\\n' > fg.txt", "description": "fg"}}}},
+		standInReply{text: "Turn one done."},
+		standInReply{text: "Noted."},
+	)
+	c.agent("-p", prompts[0], "--allowedTools", "Bash")
+	notified := false
+	for _, r := range c.api.agentRequests() {
+		notified = notified || strings.Contains(userTexts(r), "task-notification")
+	}
+	if !notified {
+		var last []string
+		for _, r := range c.api.agentRequests() {
+			m, _ := r["messages"].([]any)
+			b, _ := json.Marshal(m[len(m)-1])
+			last = append(last, fmt.Sprintf("%.300s", b))
+		}
+		t.Fatalf("the CLI sent no task notification; the last message of each request:\n%s\nlog:\n%s", strings.Join(last, "\n"), w.ckfs("log"))
+	}
+	sessions := c.transcripts()
+	if len(sessions) != 1 {
+		t.Fatalf("transcripts after turn one: %v", sessions)
+	}
+	sid := strings.TrimSuffix(filepath.Base(sessions[0]), ".jsonl")
+	mid := workTree(t, w.root)
+
+	c.api.queue(
+		standInReply{text: "Editing.", calls: []standInCall{{"toolu_11Sed", "Bash", map[string]any{"command": "sed -i 's/1/2/' a.py", "description": "edit"}}}},
+		standInReply{text: "Turn two done."},
+	)
+	c.agent("-p", "--resume", sid, prompts[1], "--allowedTools", "Bash")
+	log := w.ckfs("log", "--all")
+	if strings.Contains(log, "mark 3") || !strings.Contains(log, "mark 2") {
+		t.Fatalf("want one mark per prompt of the user's:\n%s", log)
+	}
+	// Every mark written is a cut a conversation rewind accepts.
+	r, out := rewindBoth(t, w, 2, mid)
+	if r.Conversation == nil || !r.Conversation.Written {
+		t.Fatalf("mark 2: no conversation fork: %s", out)
+	}
+	before := len(c.api.agentRequests())
+	c.api.queue(standInReply{text: "Resumed."})
+	c.agent("-p", "--resume", r.Conversation.Child, "resumed at mark 2", "--allowedTools", "Bash")
+	reqs := c.api.agentRequests()
+	if len(reqs) <= before {
+		t.Fatal("the resumed fork sent nothing")
+	}
+	sent := userTexts(reqs[before])
+	checkKeptTurns(t, 2, prompts, sent)
+	if !strings.Contains(sent, "toolu_10Fg") {
+		t.Errorf("the fork lost the first turn's last call:\n%s", sent)
+	}
+}

@@ -209,10 +209,17 @@ func closeOpenCalls(store, agent string, in *HookInput, mounted bool, now time.T
 // is a <task-notification>), which are not turns of the user's.
 var injectedTags = []string{"<task-notification>", "<system-reminder>", "<local-command-stdout>", "<local-command-stderr>", "<local-command-caveat>", "<bash-notification>"}
 
+// injectedHeader opens the background-task notifications of Claude Code
+// 2.1, before their <task-notification>.
+const injectedHeader = "[SYSTEM NOTIFICATION - NOT USER INPUT]"
+
 // InjectedPrompt reports whether a submitted prompt is one the agent
 // injected rather than one the user wrote.
 func InjectedPrompt(p string) bool {
 	p = strings.TrimSpace(p)
+	if strings.HasPrefix(p, injectedHeader) {
+		return true
+	}
 	for _, tag := range injectedTags {
 		if strings.HasPrefix(p, tag) {
 			return true

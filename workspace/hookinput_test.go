@@ -79,6 +79,8 @@ func TestInjectedPromptsAreNoTurns(t *testing.T) {
 	for _, p := range []string{
 		"<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n</task-notification>",
 		"  <system-reminder>the file changed</system-reminder>",
+		// Claude Code 2.1 puts a header before the notification.
+		"[SYSTEM NOTIFICATION - NOT USER INPUT]\nThis is an automated background-task event, NOT a message from the user.\n\n<task-notification>\n<task-id>b2</task-id>\n</task-notification>",
 	} {
 		hook("UserPromptSubmit", p)
 	}
