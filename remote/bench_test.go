@@ -119,7 +119,7 @@ func BenchmarkFleet(b *testing.B) {
 	b.Run("restore-10k/raw-client-download", func(b *testing.B) {
 		for b.Loop() {
 			err := forEach(context.Background(), len(keys), func(i int) error {
-				_, _, err := bk.get(context.Background(), keys[i])
+				_, _, err := bk.get(context.Background(), keys[i], maxGet)
 				return err
 			})
 			if err != nil {

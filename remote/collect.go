@@ -199,7 +199,7 @@ func (b *Bucket) lock(ctx context.Context, grace time.Duration) (release func(),
 	data, _ := json.Marshal(mine)
 	_, err = b.put(ctx, lockKey, data, putOptions{ifNone: true})
 	if errors.Is(err, errChanged) {
-		old, etag, gerr := b.get(ctx, lockKey)
+		old, etag, gerr := b.get(ctx, lockKey, maxGetLock)
 		if gerr != nil {
 			return nil, gerr
 		}

@@ -130,7 +130,7 @@ func validFileName(name string) bool {
 // readHead returns the workspace's head and its ETag; nil when the
 // workspace has none yet.
 func (b *Bucket) readHead(ctx context.Context, ws string) (*Head, string, error) {
-	data, etag, err := b.get(ctx, headKey(ws))
+	data, etag, err := b.get(ctx, headKey(ws), maxGetHead)
 	if errors.Is(err, errMissing) {
 		return nil, "", nil
 	}

@@ -60,7 +60,7 @@ func (b *Bucket) putObject(ctx context.Context, h cas.Hash, raw []byte) (bool, e
 func (b *Bucket) getObject(ctx context.Context, h cas.Hash) ([]byte, error) {
 	var last error
 	for range 2 {
-		raw, _, err := b.get(ctx, objectKey(h))
+		raw, _, err := b.get(ctx, objectKey(h), maxGet)
 		if err != nil {
 			return nil, err
 		}

@@ -114,6 +114,10 @@ var errMissing = errors.New("no such key")
 // errChanged is a conditional write that lost: the object changed.
 var errChanged = errors.New("changed by another writer")
 
+// errTooLarge is a key larger than ckfs reads of its kind: reading it
+// again will not shrink it.
+var errTooLarge = errors.New("the bucket holds something ckfs did not write (remove the key, or use another bucket)")
+
 func (b *Bucket) wrap(key string, err error) error {
 	if err == nil {
 		return nil
@@ -132,11 +136,11 @@ func (b *Bucket) wrap(key string, err error) error {
 // get returns the bytes of key and its ETag. A read that fails midway (a
 // dropped connection, a short body) is retried with backoff: the client
 // library retries failed requests, not failed bodies.
-func (b *Bucket) get(ctx context.Context, key string) ([]byte, string, error) {
+func (b *Bucket) get(ctx context.Context, key string, limit int64) ([]byte, string, error) {
 	delay := 100 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		data, etag, err := b.getOnce(ctx, key)
-		if err == nil || errors.Is(err, errMissing) || attempt == 5 || ctx.Err() != nil {
+		data, etag, err := b.getOnce(ctx, key, limit)
+		if err == nil || errors.Is(err, errMissing) || errors.Is(err, errTooLarge) || attempt == 5 || ctx.Err() != nil {
 			return data, etag, err
 		}
 		select {
@@ -148,11 +152,16 @@ func (b *Bucket) get(ctx context.Context, key string) ([]byte, string, error) {
 	}
 }
 
-// maxGet is the most ckfs reads of one key: the largest object, with its
-// header and a body that did not compress.
-const maxGet = cas.MaxObjectSize + 1<<20
+// The most ckfs reads of one key: an object, the largest content with its
+// header and a body that did not compress; a head or a lock, a JSON
+// document far larger than any ckfs writes.
+const (
+	maxGet     = cas.MaxObjectSize + 1<<20
+	maxGetHead = 64 << 20
+	maxGetLock = 1 << 20
+)
 
-func (b *Bucket) getOnce(ctx context.Context, key string) ([]byte, string, error) {
+func (b *Bucket) getOnce(ctx context.Context, key string, limit int64) ([]byte, string, error) {
 	o, err := b.c.GetObject(ctx, b.bucket, b.prefix+key, minio.GetObjectOptions{})
 	if err != nil {
 		return nil, "", b.wrap(key, err)
@@ -164,8 +173,8 @@ func (b *Bucket) getOnce(ctx context.Context, key string) ([]byte, string, error
 	}
 	// The bucket may be anyone's: never read more than an object can
 	// hold, whatever size the server states.
-	if st.Size > maxGet {
-		return nil, "", fmt.Errorf("%s/%s: %d bytes, more than the %d ckfs reads from a bucket: the bucket holds something ckfs did not write", b.desc, key, st.Size, int64(maxGet))
+	if st.Size > limit {
+		return nil, "", fmt.Errorf("%s/%s: %d bytes, more than the %d ckfs reads of such a key: %w", b.desc, key, st.Size, limit, errTooLarge)
 	}
 	data, err := io.ReadAll(io.LimitReader(o, st.Size+1))
 	if err != nil {
