@@ -2,8 +2,8 @@ package integration
 
 import (
 	"bytes"
-	"encoding/binary"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -12,8 +12,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/klauspost/compress/zstd"
 	"github.com/ckfs-dev/ckfs/internal/testenv"
+	"github.com/klauspost/compress/zstd"
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 )
