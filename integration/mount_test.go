@@ -64,6 +64,24 @@ func TestRewindConsultsGit(t *testing.T) {
 	}
 }
 
+// ckfs never captures .git: when git's own files moved since the
+// checkpoint (a window committed), the preview says so, naming what moved,
+// and says nothing of the kind when they did not.
+func TestRewindSaysGitMoved(t *testing.T) {
+	w := mountWorkspace(t, `git init -q . && printf 'v1\n' > a.txt && git add a.txt && git -c user.name=t -c user.email=t@example.com commit -qm one`)
+	w.window("w1", `printf 'v2\n' > a.txt`)
+	if out := w.ckfs("rewind", "--to", "w1"); strings.Contains(out, "git history") {
+		t.Fatalf("git did not move, yet the preview says it did:\n%s", out)
+	}
+	w.window("w2", `printf 'v3\n' > a.txt && git -c user.name=t -c user.email=t@example.com commit -qam two`)
+	out := w.ckfs("rewind", "--to", "w1")
+	for _, want := range []string{"git history", ".git/logs/HEAD", "does not rewind .git", ".git/index"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the preview after a window committed lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 // --abandon forgets a failed rewind's journal and leaves the files alone.
 func TestRewindAbandon(t *testing.T) {
 	w := mountWorkspace(t, rewindSetup)

@@ -3,7 +3,9 @@ package rewind
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
+	"time"
 
 	"github.com/ckfs-dev/ckfs/index"
 	"golang.org/x/sys/unix"
@@ -87,6 +89,10 @@ type CheckInput struct {
 	Merge bool
 	// Git, if set, returns which of paths have uncommitted changes in git.
 	Git func(paths []string) ([]string, error)
+	// GitSince, if set, returns git's own files (HEAD, its log, the
+	// index, refs) changed after a time: ckfs never captures or rewinds
+	// them.
+	GitSince func(time.Time) []string
 }
 
 // CheckPlan runs every safety check on plan. Only the paths the plan
@@ -143,6 +149,12 @@ func CheckPlan(records []index.Record, plan *Plan, in CheckInput) *Report {
 	add(Check{Name: "modification times", OK: true, Warn: len(newer) > 0, Paths: newer,
 		Detail: pick(len(newer) == 0, "no newer modification times",
 			"content as recorded but touched since (newer mtime); nothing is lost")})
+	if in.GitSince != nil && len(touched) > 0 {
+		if moved := in.GitSince(checkpointTime(records, plan.Target)); len(moved) > 0 {
+			add(Check{Name: "git history", OK: true, Warn: true, Paths: moved,
+				Detail: "git's own files changed since the checkpoint (a commit, checkout, reset or git add); ckfs does not rewind .git, so afterwards git status compares the rewound files with git's HEAD and index as they are now"})
+		}
+	}
 	if in.Git != nil && len(touched) > 0 {
 		mod, err := in.Git(touched)
 		switch {
@@ -155,6 +167,19 @@ func CheckPlan(records []index.Record, plan *Plan, in CheckInput) *Report {
 		}
 	}
 	return r
+}
+
+// checkpointTime is when checkpoint seq was taken: the time of its record,
+// or of the first record for a checkpoint before every record.
+func checkpointTime(records []index.Record, seq uint64) time.Time {
+	i := sort.Search(len(records), func(i int) bool { return records[i].Seq > seq })
+	switch {
+	case i > 0:
+		return records[i-1].Time
+	case len(records) > 0:
+		return records[0].Time
+	}
+	return time.Time{}
 }
 
 func pick(c bool, a, b string) string {

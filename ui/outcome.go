@@ -119,7 +119,7 @@ func actionSummary(p *rewind.Plan) string {
 	for i, k := range keys {
 		parts[i] = fmt.Sprintf("%d %s", n[k], k)
 	}
-	return fmt.Sprintf("%d files (%s)", len(p.Steps), strings.Join(parts, ", "))
+	return plural(len(p.Steps), "file", "files") + " (" + strings.Join(parts, ", ") + ")"
 }
 
 // stepChange returns a step's "+A -R" (or what it is instead) and, when

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"time"
 
 	"github.com/ckfs-dev/ckfs/cas"
 	"github.com/ckfs-dev/ckfs/index"
@@ -44,7 +45,7 @@ func RewindEnv(store string, storeRoot, workRoot string, cs cas.Store, rootFd in
 		},
 		Check: rewind.CheckInput{
 			StoreRoot: storeRoot, WorkRoot: workRoot, Pending: pending, OpenWindows: openWindows,
-			Git: gitStatus(workRoot, rootFd),
+			Git: gitStatus(workRoot, rootFd), GitSince: gitSince(rootFd),
 		},
 	}, nil
 }
@@ -81,6 +82,39 @@ func gitStatus(root string, rootFd int) func([]string) ([]string, error) {
 			return nil, err
 		}
 		return porcelainPaths(out), nil
+	}
+}
+
+// gitFiles are git's own files that move with a commit, checkout, reset
+// or git add, and what a change of each means.
+var gitFiles = []struct{ path, what string }{
+	{".git/logs/HEAD", "HEAD moved (a commit, checkout or reset)"},
+	{".git/HEAD", "another branch is checked out"},
+	{".git/index", "the staging area changed"},
+	{".git/packed-refs", "refs were packed or deleted"},
+	{".git/refs/heads", "a branch moved, was made or was deleted"},
+}
+
+// gitSince returns the check for git's own files changed after a time, or
+// nil outside git (or where .git is a file: a worktree's git directory is
+// elsewhere).
+func gitSince(rootFd int) func(time.Time) []string {
+	var st unix.Stat_t
+	if err := unix.Fstatat(rootFd, ".git", &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return nil
+	}
+	return func(since time.Time) []string {
+		var moved []string
+		for _, f := range gitFiles {
+			var st unix.Stat_t
+			if err := unix.Fstatat(rootFd, f.path, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+				continue
+			}
+			if time.Unix(st.Mtim.Unix()).After(since) {
+				moved = append(moved, f.path+": "+f.what)
+			}
+		}
+		return moved
 	}
 }
 
