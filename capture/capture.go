@@ -83,6 +83,7 @@ type Recorder struct {
 	owners  map[uint32]owner       // the window of each writer process this period (several windows open)
 	ops     int                    // operations in flight: pre-image taken, not yet on disk (BeginChange)
 	opsDone *sync.Cond             // signals that ops fell to 0 (on mu)
+	endFn   func()                 // r.endOp, made once (begin hands it out)
 	clean   map[string]bool        // touched paths whose post-image was taken at release, untouched since
 	last    map[string]index.State // last recorded state of each path
 	lastSeq map[string]uint64      // seq of that record
@@ -150,6 +151,7 @@ func New(o Options) (*Recorder, error) {
 		pending: map[string]struct{}{},
 	}
 	r.opsDone = sync.NewCond(&r.mu)
+	r.endFn = r.endOp
 	for p, rec := range index.LastImage(o.History) {
 		r.last[p], r.lastSeq[p] = *rec.State, rec.Seq
 	}

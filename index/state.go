@@ -73,7 +73,7 @@ func StateAt(records []Record, seq uint64) map[string]Entry {
 		}
 		later[r.Path] = true
 		switch {
-		case r.Found == FoundChange && bound <= seq:
+		case FoundAt(r, bound, seq):
 			e := entryOf(r, !decided[r.Path])
 			e.Found = true
 			out[r.Path] = e
@@ -90,6 +90,15 @@ func StateAt(records []Record, seq uint64) map[string]Entry {
 		}
 	}
 	return out
+}
+
+// FoundAt reports whether r, a record in the period that began at
+// boundary bound, is a change found on disk that counts as there at
+// checkpoint seq: made behind the mount at a time no record tells, it is
+// dated to the start of the period it was found in, so every checkpoint
+// from that boundary on holds it.
+func FoundAt(r *Record, bound, seq uint64) bool {
+	return r.Found == FoundChange && bound <= seq
 }
 
 // baselineOf is the lazy baseline that r, a path's first record, gives

@@ -232,7 +232,7 @@ func changedByYouSince(records []index.Record, target uint64) map[string]bool {
 			continue
 		}
 		p, seen := prev[r.Path]
-		atTarget := r.Found == index.FoundChange && bound <= target
+		atTarget := index.FoundAt(r, bound, target)
 		if r.Seq > target && r.Kind == index.KindOutside && !r.IsPreImage() && !atTarget && (!seen || !p.SameContent(*r.State)) {
 			out[r.Path] = true
 		}
