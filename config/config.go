@@ -25,7 +25,17 @@ type Capture struct {
 	Enabled     bool
 	Exclude     []string
 	MaxFileSize int64
+	// IO is how a mount in place serves files: IOCached (the kernel opens
+	// files without asking and keeps their pages) or IOPassthrough (every
+	// open is a request, with kernel passthrough).
+	IO string
 }
+
+// The values of capture.io.
+const (
+	IOCached      = "cached"
+	IOPassthrough = "passthrough"
+)
 
 // Retention is the [retention] table. A zero MaxAge or MaxSize means no
 // limit of that kind.
@@ -44,7 +54,7 @@ type Conversation struct {
 // Defaults are the values used where no file sets one.
 func Defaults() *Config {
 	c := &Config{
-		Capture:   Capture{Enabled: true, MaxFileSize: 16 << 20},
+		Capture:   Capture{Enabled: true, MaxFileSize: 16 << 20, IO: IOCached},
 		Retention: Retention{Keep: 100, AutoGC: true},
 		Sources:   map[string]string{},
 	}
@@ -56,7 +66,7 @@ func Defaults() *Config {
 
 // Keys lists every setting, in the order config show prints them.
 var Keys = []string{
-	"capture.enabled", "capture.exclude", "capture.max_file_size",
+	"capture.enabled", "capture.exclude", "capture.max_file_size", "capture.io",
 	"retention.keep", "retention.max_age", "retention.max_size", "retention.auto_gc",
 	"conversation.summarizer",
 }
@@ -110,6 +120,8 @@ func (c *Config) Value(key string) string {
 		return fmt.Sprintf("%q", c.Capture.Exclude)
 	case "capture.max_file_size":
 		return FormatSize(c.Capture.MaxFileSize)
+	case "capture.io":
+		return fmt.Sprintf("%q", c.Capture.IO)
 	case "retention.keep":
 		return fmt.Sprint(c.Retention.Keep)
 	case "retention.max_age":

@@ -30,6 +30,7 @@ type captureT struct {
 	Enabled     *bool    `toml:"enabled"`
 	Exclude     []string `toml:"exclude"`
 	MaxFileSize any      `toml:"max_file_size"`
+	IO          *string  `toml:"io"`
 }
 
 type retentionT struct {
@@ -121,6 +122,15 @@ func (a *applier) section(prefix toml.Key, c *captureT, r *retentionT, v *conver
 					}
 				}
 				a.c.Capture.Exclude = c.Exclude
+				return nil
+			})
+		}
+		if c.IO != nil {
+			a.set(prefix, "capture", "io", func() error {
+				if *c.IO != IOCached && *c.IO != IOPassthrough {
+					return fmt.Errorf("%q: want %q or %q", *c.IO, IOCached, IOPassthrough)
+				}
+				a.c.Capture.IO = *c.IO
 				return nil
 			})
 		}

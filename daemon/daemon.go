@@ -40,6 +40,9 @@ type Options struct {
 	Excludes    []string
 	MaxFileSize int64
 	Retention   config.Retention // for automatic collection
+	// IO is capture.io: config.IOPassthrough, or the cached model
+	// (config.IOCached, or empty).
+	IO string
 	// OwnProcess says this process serves this one mount (the ckfs daemon
 	// process, ckfs mount --foreground), so the mount may resolve backing
 	// paths from the process's working directory (fusefs.ServeFromCwd).
@@ -163,7 +166,7 @@ func Run(ctx context.Context, o Options, ready io.Writer) (err error) {
 	if !strings.ContainsAny(o.Store, ", \t\n\\") {
 		source = workspace.SourcePrefix + o.Store
 	}
-	srv, err := fsys.Mount(o.Mountpoint, fusefs.Options{InPlace: o.Mountpoint == o.Root, AllowOther: o.AllowOther, Debug: o.Debug, Source: source})
+	srv, err := fsys.Mount(o.Mountpoint, fusefs.Options{InPlace: o.Mountpoint == o.Root, AllowOther: o.AllowOther, Debug: o.Debug, Source: source, Cached: o.IO != config.IOPassthrough})
 	if err != nil {
 		return err
 	}

@@ -65,6 +65,11 @@ type Options struct {
 	Debug bool
 	// NoPassthrough turns kernel passthrough off (for benchmarks).
 	NoPassthrough bool
+	// Cached serves a mount in place with files opened by the kernel
+	// alone, no request per open, their pages kept across opens (the
+	// cached model, noopen.go); without it every open is a request and
+	// gets kernel passthrough. A mount elsewhere is never cached.
+	Cached bool
 	// Source is the mount's source as /proc/self/mountinfo shows it
 	// ("ckfs" when empty): the daemon names its store there, so any
 	// process can tell which store serves a mounted path.
@@ -80,6 +85,10 @@ type FS struct {
 	// opens (mounted in place: every change goes through the mount, or is
 	// a rewind, which invalidates what it wrote).
 	cache bool
+	// noOpen is the cached model: files are opened without a request.
+	noOpen bool
+	// dev is the backing root's device (node ids mix it in).
+	dev uint64
 }
 
 // New returns the passthrough of the directory open at rootFd (O_PATH is
@@ -90,7 +99,7 @@ func New(rootFd int, rootPath string, hooks Hooks) (*FS, error) {
 	if err != nil {
 		return nil, fmt.Errorf("serve directory fd %d: %w", rootFd, err)
 	}
-	f := &FS{hooks: hooks, rootFd: rootFd}
+	f := &FS{hooks: hooks, rootFd: rootFd, dev: lr.(*fs.LoopbackNode).RootData.Dev}
 	f.root = &node{LoopbackNode: lr.(*fs.LoopbackNode), fsys: f}
 	f.root.RootData.RootNode = f.root
 	return f, nil
@@ -129,13 +138,23 @@ func (f *FS) Mount(mountpoint string, o Options) (*fuse.Server, error) {
 			EnableLocks:       true,
 		},
 	}
-	if o.NoPassthrough {
+	f.noOpen = o.InPlace && o.Cached
+	if o.NoPassthrough || f.noOpen {
 		opts.MountOptions.DisabledCapabilities = fuse.CAP_PASSTHROUGH
+	}
+	if f.noOpen {
+		// The kernel must truncate with a SETATTR (no OPEN carries
+		// O_TRUNC), and takes locks itself (no handle to lock through).
+		opts.MountOptions.ExtraCapabilities = fuse.CAP_NO_OPEN_SUPPORT
+		opts.MountOptions.EnableLocks = false
 	}
 	raw := fs.NewNodeFS(f.root, opts)
 	if o.InPlace {
 		raw = &noOpendir{RawFileSystem: raw}
 		opts.MountOptions.ExtraCapabilities |= capNoOpendir
+	}
+	if f.noOpen {
+		raw = &noOpen{RawFileSystem: raw}
 	}
 	srv, err := fuse.NewServer(raw, mountpoint, &opts.MountOptions)
 	if err != nil {
@@ -152,6 +171,7 @@ func (f *FS) Mount(mountpoint string, o Options) (*fuse.Server, error) {
 type node struct {
 	*fs.LoopbackNode
 	fsys *FS
+	pin  pin // the cached model's hold on a file unlinked while known (noopen.go)
 }
 
 // WrapChild makes every node the loopback creates one of ours.

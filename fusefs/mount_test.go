@@ -23,10 +23,11 @@ type mounted struct {
 	cas     *cas.Local
 }
 
-// mount serves a fresh backing directory. inPlace mounts it over itself.
+// mount serves a fresh backing directory. inPlace mounts it over itself,
+// in the cached model (as ckfs mount does by default).
 func mount(t *testing.T, inPlace bool) *mounted {
 	t.Helper()
-	return mountWith(t, fusefs.Options{InPlace: inPlace})
+	return mountWith(t, fusefs.Options{InPlace: inPlace, Cached: inPlace})
 }
 
 // mountWith is mount with the given options.

@@ -14,6 +14,9 @@ import (
 func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
 	if in.Valid&(fuse.FATTR_SIZE|fuse.FATTR_MODE|fuse.FATTR_UID|fuse.FATTR_GID|fuse.FATTR_MTIME|fuse.FATTR_MTIME_NOW) != 0 {
 		rel, ok := n.rel()
+		if !ok && f == nil {
+			f = n.pinnedFile() // unlinked, and served without a handle
+		}
 		if !ok || rel == "" {
 			// Deleted but still open (its pre-image was taken at unlink),
 			// or the root, whose own attributes are not recorded.
@@ -62,6 +65,11 @@ func (n *node) beforeMeta(ctx context.Context) (done func(), errno syscall.Errno
 // CopyFileRange hands the loopback its own handles. The destination is a
 // writable handle, so its pre-image was taken when it was opened.
 func (n *node) CopyFileRange(ctx context.Context, fhIn fs.FileHandle, offIn uint64, out *fs.Inode, fhOut fs.FileHandle, offOut uint64, length uint64, flags uint64) (uint32, syscall.Errno) {
+	if fhIn == nil || fhOut == nil {
+		// Opened without a handle (the cached model): the kernel copies
+		// by READ and WRITE instead, each captured as any other.
+		return 0, syscall.ENOSYS
+	}
 	return n.LoopbackNode.CopyFileRange(ctx, unwrap(fhIn), offIn, out, unwrap(fhOut), offOut, length, flags)
 }
 

@@ -65,6 +65,7 @@ func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
 		return errno
 	}
 	defer done()
+	n.pinChild(name)
 	return n.LoopbackNode.Unlink(ctx, name)
 }
 
@@ -111,6 +112,9 @@ func (n *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 		return refuse(err)
 	}
 	defer done()
+	if !exchange {
+		np.pinChild(newName) // renamed over
+	}
 	errno := n.LoopbackNode.Rename(ctx, name, np.LoopbackNode, newName, flags)
 	if errno == 0 {
 		n.fsys.hooks.Renamed(src, dst, exchange)

@@ -28,6 +28,7 @@ printf 'bye\n' > gone.txt
 printf '0123456789\n' > long.txt
 printf '#!/bin/sh\necho hi\n' > run.sh
 printf 'original\n' > editor.txt
+printf 'mapped file\n' > m.bin
 mkdir -p arch && printf 'in archive\n' > arch/x.txt && tar cf ../a.tar arch && rm -r arch
 git init -q -b main .
 printf 'main\n' > f.txt && git add f.txt && git commit -qm main
@@ -39,6 +40,15 @@ git checkout -q main
 		name, script string
 		want         map[string][2]string
 	}{
+		// No msync, and the mapping outlives the call: the dirty pages
+		// reach the daemon when the window's close writes the mount's
+		// page cache back, inside the window. First, so that the
+		// process is gone before the workspace is unmounted.
+		{"mmap write", `f=$(mktemp -u); mkfifo $f; python3 -c 'import mmap, sys, time
+f = open("m.bin", "r+b"); m = mmap.mmap(f.fileno(), 0); m[0:6] = b"MAPPED"
+open(sys.argv[1], "w").write("ready\n"); time.sleep(0.5)' $f >/dev/null 2>&1 &
+read x < $f; rm $f`,
+			map[string][2]string{"m.bin": {"mapped file\n", "MAPPED file\n"}}},
 		{"sed -i", `sed -i 's/hello/HELLO/' a.txt`,
 			map[string][2]string{"a.txt": {"hello\nworld\n", "HELLO\nworld\n"}}},
 		{"perl -pi", `perl -pi -e 's/world/WORLD/' a.txt`,

@@ -64,6 +64,12 @@ serving, with the daemon running in the background.`,
 				o.MaxFileSize = cfg.Capture.MaxFileSize
 			}
 			o.Retention = cfg.Retention
+			if !cmd.Flags().Changed("io") {
+				o.IO = cfg.Capture.IO
+			}
+			if o.IO != config.IOCached && o.IO != config.IOPassthrough {
+				return workspace.Errorf(workspace.ErrUsage, "mount: --io %q: want %s or %s", o.IO, config.IOCached, config.IOPassthrough)
+			}
 			return runMount(cmd.Context(), o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -72,6 +78,7 @@ serving, with the daemon running in the background.`,
 	cmd.Flags().BoolVar(&o.Debug, "debug", false, "log every FUSE request (with --foreground)")
 	cmd.Flags().StringArrayVar(&o.Excludes, "exclude", nil, "glob of paths not to capture (repeatable); .git is always excluded")
 	cmd.Flags().Int64Var(&o.MaxFileSize, "max-file-size", capture.DefaultMaxFileSize, "largest file, in bytes, whose content is stored (default: the configured capture.max_file_size)")
+	cmd.Flags().StringVar(&o.IO, "io", config.IOCached, "how a mount in place serves files: cached (the kernel opens files and keeps their pages without asking the daemon) or passthrough (every open asks the daemon, with kernel passthrough); default: the configured capture.io")
 	return cmd
 }
 

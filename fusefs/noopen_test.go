@@ -1,0 +1,193 @@
+package fusefs_test
+
+import (
+	"bytes"
+	"log"
+	"os"
+	"testing"
+
+	"github.com/ckfs-dev/ckfs/fusefs"
+	"github.com/ckfs-dev/ckfs/index"
+	"golang.org/x/sys/unix"
+)
+
+// cachedMount mounts in place in the cached model, with go-fuse's request
+// log on.
+func cachedMount(t *testing.T) (*mounted, *lockedBuffer) {
+	var b lockedBuffer
+	log.SetOutput(&b)
+	t.Cleanup(func() { log.SetOutput(os.Stderr) })
+	return mountWith(t, fusefs.Options{InPlace: true, Cached: true, Debug: true}), &b
+}
+
+// A warm read of a file costs no request at all: no OPEN, no READ, no
+// FLUSH, no RELEASE once the kernel has the file's pages.
+func TestCachedWarmReadsSendNothing(t *testing.T) {
+	m, reqs := cachedMount(t)
+	if err := os.WriteFile(m.path("a.txt"), []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	read := func() {
+		t.Helper()
+		if b, err := os.ReadFile(m.path("a.txt")); err != nil || string(b) != "hello\n" {
+			t.Fatalf("read %q, %v", b, err)
+		}
+	}
+	read()
+	read() // the write left the attributes to fetch once
+	before := map[string]int{}
+	ops := []string{"OPEN", "READ", "FLUSH", "RELEASE", "GETATTR", "LOOKUP"}
+	for _, op := range ops {
+		before[op] = reqs.count(op)
+	}
+	for range 10 {
+		read()
+	}
+	for _, op := range ops {
+		if n := reqs.count(op) - before[op]; n != 0 {
+			t.Errorf("10 warm reads sent %d %s requests", n, op)
+		}
+	}
+	// A change through the mount shows at once.
+	if err := os.WriteFile(m.path("a.txt"), []byte("changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(m.path("a.txt")); string(b) != "changed\n" {
+		t.Errorf("after a write: %q", b)
+	}
+}
+
+// A process that holds a file open goes on reading and writing it after
+// its name is gone, renamed over or linked elsewhere, as it would natively;
+// the daemon has no handle to serve it by, so it pins the file.
+func TestCachedDescriptorsOutliveTheirNames(t *testing.T) {
+	m, _ := cachedMount(t)
+	write := func(f *os.File, s string) {
+		t.Helper()
+		if _, err := f.WriteString(s); err != nil {
+			t.Fatalf("write %q through %s: %v", s, f.Name(), err)
+		}
+	}
+	readAll := func(f *os.File) string {
+		t.Helper()
+		b := make([]byte, 100)
+		n, err := f.ReadAt(b, 0)
+		if n == 0 && err != nil {
+			t.Fatalf("read through %s: %v", f.Name(), err)
+		}
+		return string(b[:n])
+	}
+
+	// Unlinked while open.
+	f, err := os.OpenFile(m.path("tmp"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(f, "one ")
+	if err := os.Remove(m.path("tmp")); err != nil {
+		t.Fatal(err)
+	}
+	write(f, "two")
+	if got := readAll(f); got != "one two" {
+		t.Errorf("an unlinked file reads %q", got)
+	}
+	if err := f.Truncate(3); err != nil {
+		t.Errorf("ftruncate of an unlinked file: %v", err)
+	}
+	if st, err := f.Stat(); err != nil || st.Size() != 3 {
+		t.Errorf("fstat of an unlinked file: %v %v", st, err)
+	}
+	f.Close()
+
+	// Renamed over while open: the descriptor keeps the old file.
+	os.WriteFile(m.path("a"), []byte("old a"), 0o644)
+	os.WriteFile(m.path("b"), []byte("new b"), 0o644)
+	f, err = os.OpenFile(m.path("a"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(m.path("b"), m.path("a")); err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(f); got != "old a" {
+		t.Errorf("a file renamed over reads %q through its old descriptor", got)
+	}
+	if _, err := f.WriteAt([]byte("OLD"), 0); err != nil {
+		t.Errorf("write to a file renamed over: %v", err)
+	}
+	f.Close()
+	if b, _ := os.ReadFile(m.path("a")); string(b) != "new b" {
+		t.Errorf("the name now reads %q, want the file renamed onto it", b)
+	}
+
+	// Linked elsewhere, then its first name removed.
+	os.WriteFile(m.path("c"), []byte("c"), 0o644)
+	f, err = os.OpenFile(m.path("c"), os.O_RDWR|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(m.path("c"), m.path("d")); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(m.path("c"))
+	write(f, "+more")
+	f.Close()
+	if b, _ := os.ReadFile(m.path("d")); string(b) != "c+more" {
+		t.Errorf("the other link reads %q", b)
+	}
+}
+
+// Writes through a descriptor opened before a window are the window's when
+// made in it (the pre-image is taken at the first write, not the open),
+// and a write through a shared memory mapping is captured once it reaches
+// the daemon (msync, as the hooks' sync before a boundary does).
+func TestCachedWritesAreCapturedAtTheirRequest(t *testing.T) {
+	m, _ := cachedMount(t)
+	os.WriteFile(m.path("held.txt"), []byte("before\n"), 0o644)
+	os.WriteFile(m.path("mapped.bin"), bytes.Repeat([]byte{'a'}, 4096), 0o644)
+	f, err := os.OpenFile(m.path("held.txt"), os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.open("w1")
+	f.WriteString("in w1\n")
+	f.Close()
+	mf, err := os.OpenFile(m.path("mapped.bin"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, err := unix.Mmap(int(mf.Fd()), 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(mem, "mapped write")
+	if err := unix.Msync(mem, unix.MS_SYNC); err != nil {
+		t.Fatal(err)
+	}
+	unix.Munmap(mem)
+	mf.Close()
+	m.close("w1")
+	recs := m.records()
+	w := index.Windows(recs)[0]
+	before, after := index.StateAt(recs, w.Open.Seq), index.StateAt(recs, w.Close.Seq)
+	// The open truncated held.txt before the window: that is the user's,
+	// so the window found it empty.
+	if got := m.get(after["held.txt"].Hash); got != "in w1\n" {
+		t.Errorf("held.txt after w1 = %q", got)
+	}
+	if h := before["held.txt"].Hash; h != "" && m.get(h) != "" {
+		t.Errorf("held.txt before w1 = %q, want the truncated file", m.get(h))
+	}
+	owners := map[string]string{}
+	for _, r := range recs {
+		if r.IsImage() && r.Seq > w.Open.Seq && r.Seq < w.Close.Seq {
+			owners[r.Path] = r.Window
+		}
+	}
+	if owners["held.txt"] != "w1" || owners["mapped.bin"] != "w1" {
+		t.Errorf("images in w1 by path: %v", owners)
+	}
+	if got := m.get(after["mapped.bin"].Hash); got[:12] != "mapped write" {
+		t.Errorf("mapped.bin after w1 starts %q", got[:12])
+	}
+}
