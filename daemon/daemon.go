@@ -197,7 +197,7 @@ func Run(ctx context.Context, o Options, ready io.Writer) (err error) {
 	var conns sync.WaitGroup
 	go serveControl(ln, &conns, log, d.handle)
 
-	st := workspace.DaemonState{PID: os.Getpid(), Root: o.Root, Mountpoint: o.Mountpoint, Socket: sock, Started: time.Now().UTC()}
+	st := workspace.DaemonState{PID: os.Getpid(), Root: o.Root, Mountpoint: o.Mountpoint, Socket: sock, Started: time.Now().UTC(), IO: fsys.Model()}
 	b, _ := json.MarshalIndent(st, "", "  ")
 	if err := durable.WriteFile(workspace.Layout(o.Store).DaemonState(), append(b, '\n'), 0o600); err != nil {
 		ln.Close()

@@ -190,6 +190,9 @@ func workspaceChecks(dir, flag string) []Diagnosis {
 	switch {
 	case derr == nil && workspace.ProcessAlive(st.PID):
 		ds = append(ds, Diagnosis{"workspace", "ok", fmt.Sprintf("%s is mounted at %s (daemon pid %d, store %s)", meta.Root, st.Mountpoint, st.PID, store), ""})
+		if st.IO != "" {
+			ds = append(ds, Diagnosis{"file I/O", "info", st.IO, ""})
+		}
 	case derr == nil:
 		ds = append(ds, Diagnosis{"workspace", "fail", fmt.Sprintf("the daemon of %s (pid %d) is gone", meta.Root, st.PID), "ckfs unmount " + st.Mountpoint})
 	case workspace.MountedAt(meta.Root):

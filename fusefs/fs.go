@@ -89,6 +89,8 @@ type FS struct {
 	noOpen bool
 	// dev is the backing root's device (node ids mix it in).
 	dev uint64
+	// model says how the mount serves files (Model).
+	model string
 }
 
 // New returns the passthrough of the directory open at rootFd (O_PATH is
@@ -164,8 +166,24 @@ func (f *FS) Mount(mountpoint string, o Options) (*fuse.Server, error) {
 	if err := srv.WaitMount(); err != nil {
 		return nil, fmt.Errorf("mount %s: %w", mountpoint, err)
 	}
+	offered := srv.KernelSettings().Flags64()&fuse.CAP_NO_OPEN_SUPPORT != 0
+	switch {
+	case !o.InPlace:
+		f.model = "every open is a request (a separate mountpoint: changes made behind it must show)"
+	case f.noOpen && offered:
+		f.model = "cached: files open without a request and their pages stay in the kernel (capture.io = cached)"
+	case f.noOpen:
+		f.model = "cached was asked for, but this kernel cannot open files without a request: every open and read goes through the daemon (capture.io = passthrough is faster here)"
+	case o.NoPassthrough:
+		f.model = "every open is a request, without kernel passthrough"
+	default:
+		f.model = "passthrough: every open is a request, large reads and writes bypass the daemon (capture.io = passthrough)"
+	}
 	return srv, nil
 }
+
+// Model says how the mount serves files, for ckfs doctor.
+func (f *FS) Model() string { return f.model }
 
 // node is a loopback node whose mutating operations call the hooks first.
 type node struct {

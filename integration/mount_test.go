@@ -137,3 +137,33 @@ func TestReaderAndWriterStayCoherent(t *testing.T) {
 		t.Fatalf("reads around a write with a reader open: %q", out)
 	}
 }
+
+// Both ways of serving files capture the same changes, and ckfs doctor
+// says which one a mount uses: the cached model by default, passthrough
+// when the configuration (or mount --io) asks for it.
+func TestBothIOModelsCaptureAlike(t *testing.T) {
+	script := `printf 'two\n' >> a.txt && sed -i 's/one/ONE/' a.txt && printf 'new\n' > n.txt && rm gone.txt && mv b.txt c.txt`
+	want := map[string][2]string{
+		"a.txt": {"one\n", "ONE\ntwo\n"}, "n.txt": {"<absent>", "new\n"}, "gone.txt": {"bye\n", "<absent>"},
+		"b.txt": {"b\n", "<absent>"}, "c.txt": {"<absent>", "b\n"},
+	}
+	for _, c := range []struct{ name, config, doctor string }{
+		{"cached", "", "file I/O: cached"},
+		{"passthrough", "[capture]\nio = \"passthrough\"\n", "file I/O: passthrough"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorkspace(t, `printf 'one\n' > a.txt && printf 'b\n' > b.txt && printf 'bye\n' > gone.txt`)
+			if err := os.WriteFile(w.config, []byte(c.config), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			w.mount()
+			w.window("w1", script)
+			if got := w.changes("w1"); !equalChanges(got, want) {
+				t.Errorf("window changed\n%s\nwant\n%s", fmtChanges(got), fmtChanges(want))
+			}
+			if out := w.ckfs("doctor"); !strings.Contains(out, c.doctor) {
+				t.Errorf("doctor does not say %q:\n%s", c.doctor, out)
+			}
+		})
+	}
+}

@@ -31,6 +31,8 @@ type DaemonState struct {
 	Mountpoint string    `json:"mountpoint"`
 	Socket     string    `json:"socket"`
 	Started    time.Time `json:"started"`
+	// IO says how the mount serves files (the cached model, passthrough).
+	IO string `json:"io,omitempty"`
 }
 
 // Base is the directory under which default stores live.
