@@ -85,6 +85,7 @@ type Recorder struct {
 	opsDone *sync.Cond             // signals that ops fell to 0 (on mu)
 	endFn   func()                 // r.endOp, made once (begin hands it out)
 	clean   map[string]bool        // touched paths whose post-image was taken at release, untouched since
+	calm    map[string]bool        // touched paths no operation touched since the last QueueQuiet
 	last    map[string]index.State // last recorded state of each path
 	lastSeq map[string]uint64      // seq of that record
 	writers map[*writer]struct{}   // open writable handles
@@ -202,6 +203,9 @@ func (r *Recorder) touch(pid uint32, rel string) error {
 	}
 	if _, ok := r.touched[rel]; ok {
 		delete(r.clean, rel) // touched again since its post-image
+		if len(r.calm) > 0 {
+			delete(r.calm, rel)
+		}
 		return nil
 	}
 	if r.excl.Excluded(rel) {

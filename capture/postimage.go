@@ -83,6 +83,46 @@ func (r *Recorder) postImages() {
 	}
 }
 
+// QueueQuiet queues the post-images of touched paths that no operation
+// has touched since its last call and that no writable handle holds: a
+// path changed by requests without a handle (the cached model, metadata
+// changes) has no release to queue it, and the boundary that would
+// record it may be far off and would then have many to take at once (a
+// burst of writes, an untar, before the agent's next call). The daemon
+// calls it every second, so such a post-image is taken one to two seconds
+// after its path's last change, off the request path.
+func (r *Recorder) QueueQuiet() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed || r.work == nil {
+		return
+	}
+	held := map[string]bool{}
+	for w := range r.writers {
+		held[w.path] = true
+	}
+	if r.calm == nil {
+		r.calm = map[string]bool{}
+	}
+	for p := range r.touched {
+		if r.clean[p] || held[p] {
+			continue
+		}
+		if _, ok := r.pending[p]; ok || (r.busy && r.inflight == p) {
+			continue
+		}
+		if !r.calm[p] {
+			r.calm[p] = true
+			continue
+		}
+		delete(r.calm, p)
+		r.pending[p] = struct{}{}
+	}
+	if len(r.pending) > 0 {
+		r.work.Signal()
+	}
+}
+
 // countError counts a failed capture.
 func (r *Recorder) countError() {
 	r.count.captureError.Add(1)

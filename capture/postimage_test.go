@@ -117,3 +117,46 @@ func TestPostImageVoidAfterABoundary(t *testing.T) {
 		t.Errorf("records %v, want %v", got, want)
 	}
 }
+
+// A change made without a handle (the cached model's writes, a chmod) has
+// no release to queue its post-image: QueueQuiet takes it once the path
+// has stayed untouched across one of its calls, long before the boundary,
+// and never while the path is still changing.
+func TestQuietPathsGetTheirPostImageEarly(t *testing.T) {
+	e := newEnv(t, nil, capture.Options{})
+	p := filepath.Join(e.root, "a.txt")
+	os.WriteFile(p, []byte("1\n"), 0o644)
+	e.rec.OpenWindow("w1", "Bash", "")
+	change := func(s string) {
+		t.Helper()
+		done, err := e.rec.BeginChange(0, "a.txt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(p, []byte(s), 0o644)
+		done()
+	}
+	change("2\n")
+	e.rec.QueueQuiet() // marks a.txt calm
+	change("3\n")      // ...which this change undoes
+	e.rec.QueueQuiet()
+	e.rec.WaitPostImages()
+	if got := e.afterOf("a.txt"); got != "" {
+		t.Fatalf("a post-image of a path still changing was taken: %q", got)
+	}
+	e.rec.QueueQuiet() // quiet across a whole call now
+	e.rec.WaitPostImages()
+	if got := e.afterOf("a.txt"); got != "3\n" {
+		t.Fatalf("after a quiet call, the post-image is %q, want 3", got)
+	}
+	e.rec.CloseWindow("w1")
+	n := 0
+	for _, r := range e.records() {
+		if r.Path == "a.txt" && r.Kind == index.KindAfter {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d post-images of a.txt, want the one taken early (the close had nothing new)", n)
+	}
+}

@@ -184,6 +184,7 @@ func (r *Recorder) unchanged(rel string) bool {
 func (r *Recorder) startPeriod() error {
 	clear(r.touched)
 	clear(r.clean)
+	clear(r.calm)
 	clear(r.dirs)
 	r.bulk, r.batch, r.noBatch = false, 0, false
 	for _, w := range r.writerPaths() {
@@ -258,6 +259,7 @@ func (r *Recorder) Exclusive(fn func(appendFn func(recs ...*index.Record) error,
 	// takes a fresh pre-image.
 	clear(r.touched)
 	clear(r.clean)
+	clear(r.calm)
 	if serr := r.startPeriod(); err == nil {
 		err = serr
 	}

@@ -230,6 +230,7 @@ func Run(ctx context.Context, o Options, ready io.Writer) (err error) {
 		for {
 			select {
 			case now := <-t.C:
+				rec.QueueQuiet()
 				if err := rec.Sync(); err != nil && !errors.Is(err, capture.ErrClosed) {
 					log.Error("periodic sync", "err", err)
 				}

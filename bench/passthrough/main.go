@@ -35,6 +35,8 @@ var (
 	maxRatio     = flag.Float64("max-ratio", 0, "fail if a ckfs column takes more than this many times the go-fuse loopback column on any row (0: never); CI's guard against a large regression")
 	loopbackArgs = flag.String("loopback-variant", "", "flags for bench/loopback (e.g. -proc-fd, -long-timeouts): adds a column, plain loopback run with them, to measure what one serving choice costs")
 	maxRSS       = flag.Int("max-rss-kb", 0, "fail if the daemon's peak RSS after the -memfiles walk is over this many KiB (0: never); CI's guard against a large memory regression")
+	cPassthrough = flag.String("c-passthrough", "", "libfuse's passthrough_ll binary (bench/cpassthrough builds it from Debian's libfuse3-dev examples): adds its column, run with -o cache=always, the fastest of its cache modes")
+	ioPassthru   = flag.Bool("ckfs-io-passthrough", false, "add a column: ckfs mounted with --io passthrough (a request per open, kernel passthrough), no window")
 	baseBin      = flag.String("ckfs-base", "", "another ckfs binary, run as two more columns, \"ckfs base, no window\" and \"ckfs base, in a window\" (a before/after comparison)")
 )
 
@@ -81,6 +83,14 @@ func main() {
 		{name: "ckfs, no window", setup: ckfsDir, wrap: plain},
 		{name: "ckfs, in a window", setup: ckfsDir, wrap: inWindow},
 	}
+	if *cPassthrough != "" {
+		configs = append(configs, config{name: "libfuse passthrough_ll (C)", setup: cPassthroughDir, wrap: plain})
+	}
+	if *ioPassthru {
+		configs = append(configs, config{name: "ckfs --io passthrough, no window", setup: func(work string) (string, func()) {
+			return ckfsDirWith(*ckfsBin, work, "--io", "passthrough")
+		}, wrap: plain})
+	}
 	if *loopbackArgs != "" {
 		configs = append(configs, config{name: "loopback " + *loopbackArgs, setup: func(work string) (string, func()) {
 			return loopbackDirWith(work, strings.Fields(*loopbackArgs)...)
@@ -104,6 +114,14 @@ func main() {
 			sh("tar xf " + tarball + " -C " + d)
 			shOK("grep -r -c zzqqxx " + d + "/src >/dev/null")
 		}, func(d string) { shOK("grep -r -c zzqqxx " + d + "/src >/dev/null") }},
+		{"cat every file of that tree (warm)", func(d string) {
+			sh("tar xf " + tarball + " -C " + d)
+			sh("cd " + d + " && find src -type f -print0 | xargs -0 cat > /dev/null")
+		}, func(d string) { sh("cd " + d + " && find src -type f -print0 | xargs -0 cat > /dev/null") }},
+		{"ls -lR over that tree (warm)", func(d string) {
+			sh("tar xf " + tarball + " -C " + d)
+			sh("ls -lR " + d + "/src > /dev/null")
+		}, func(d string) { sh("ls -lR " + d + "/src > /dev/null") }},
 		{"find -name over that tree (warm)", func(d string) {
 			sh("tar xf " + tarball + " -C " + d)
 			sh("find " + d + "/src -name '*.go' | wc -l")
@@ -125,6 +143,11 @@ func main() {
 		// sed -i writes a new file and renames it over each one: every
 		// file's first change, again with a durable pre-image.
 		{seededSed, nil, func(d string) {
+			sh("find " + d + "/src/cmd -type f -name '*.go' -print0 | xargs -0 sed -i 's/^func /func /'")
+		}},
+		// Right after a burst of writes (an untar): the next command must
+		// not wait for the burst's post-images.
+		{"sed -i over cmd/ .go files right after untarring them", func(d string) { sh("tar xf " + tarball + " -C " + d) }, func(d string) {
 			sh("find " + d + "/src/cmd -type f -name '*.go' -print0 | xargs -0 sed -i 's/^func /func /'")
 		}},
 		{"go build ./... (warm cache)", func(d string) {
@@ -290,16 +313,42 @@ func loopbackDirWith(work string, flags ...string) (string, func()) {
 	}
 }
 
+// cPassthroughDir mounts a fresh directory with libfuse's passthrough_ll
+// at a mountpoint of its own, and waits for the mount to appear.
+func cPassthroughDir(work string) (string, func()) {
+	back, mnt := freshDir(work, "lb-back"), freshDir(work, "lb-mnt")
+	c := exec.Command(*cPassthrough, "-f", "-o", "source="+back+",cache=always", mnt)
+	benchkit.Check(c.Start())
+	benchkit.OnFail(func() { c.Process.Kill(); exec.Command("umount", "-l", mnt).Run() })
+	for i := 0; ; i++ {
+		b, _ := os.ReadFile("/proc/self/mounts")
+		if strings.Contains(string(b), " "+mnt+" ") {
+			break
+		}
+		if i == 500 {
+			benchkit.Fatalf("passthrough_ll did not mount %s", mnt)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return mnt, func() {
+		exec.Command("fusermount3", "-u", mnt).Run()
+		c.Wait()
+		os.RemoveAll(back)
+		os.RemoveAll(mnt)
+	}
+}
+
 func ckfsEnv(work string) []string {
 	return append(os.Environ(), "CKFS_HOME="+filepath.Join(work, "ckfs-home"))
 }
 
 func ckfsDir(work string) (string, func()) { return ckfsDirWith(*ckfsBin, work) }
 
-// ckfsDirWith mounts a fresh directory in place with the ckfs binary bin.
-func ckfsDirWith(bin, work string) (string, func()) {
+// ckfsDirWith mounts a fresh directory in place with the ckfs binary bin,
+// and the mount flags extra.
+func ckfsDirWith(bin, work string, extra ...string) (string, func()) {
 	d := freshDir(work, "ckfs")
-	ckfsWith(bin, work, "/", "mount", d)
+	ckfsWith(bin, work, "/", append([]string{"mount", d}, extra...)...)
 	benchkit.OnFail(func() {
 		c := exec.Command(bin, "unmount", d)
 		c.Env = ckfsEnv(work)
