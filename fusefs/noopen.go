@@ -167,10 +167,7 @@ func (n *node) openByPath(flags int) (int, bool, syscall.Errno) {
 	if !ok || rel == "" {
 		return -1, false, syscall.ESTALE
 	}
-	fd, err := unix.Openat2(n.fsys.rootFd, rel, &unix.OpenHow{
-		Flags:   uint64(flags | unix.O_CLOEXEC | unix.O_NOFOLLOW),
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
-	})
+	fd, err := openBeneath(n.fsys.rootFd, rel, flags)
 	if err != nil {
 		return -1, false, fs.ToErrno(err)
 	}
@@ -275,13 +272,7 @@ func (n *node) Fsync(ctx context.Context, f fs.FileHandle, flags uint32) syscall
 		return errno
 	}
 	defer done()
-	var err error
-	if flags&1 != 0 {
-		err = unix.Fdatasync(fd)
-	} else {
-		err = unix.Fsync(fd)
-	}
-	return fs.ToErrno(err)
+	return fs.ToErrno(fsync(fd, flags&1 != 0))
 }
 
 // Flush has nothing to do without a handle (no close-time error to
@@ -315,7 +306,7 @@ func (n *node) Allocate(ctx context.Context, f fs.FileHandle, off, size uint64, 
 		return errno
 	}
 	defer done()
-	return fs.ToErrno(unix.Fallocate(fd, mode, int64(off), int64(size)))
+	return fs.ToErrno(fallocate(fd, mode, int64(off), int64(size)))
 }
 
 // pinnedFile is the pinned file as a handle the loopback's Getattr and

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,12 +72,8 @@ func TestHostileBucketStaysBounded(t *testing.T) {
 	elsewhere := t.TempDir()
 	run := func(args ...string) (string, int, int64) {
 		t.Helper()
-		c := exec.Command(ckfsBin, args...)
-		c.Dir = elsewhere
-		c.Env = append(os.Environ(), append(creds, "CKFS_HOME="+filepath.Join(elsewhere, "home"), "XDG_CACHE_HOME="+filepath.Join(elsewhere, "cache"), "NO_COLOR=1")...)
-		out, _ := c.CombinedOutput()
-		rss := c.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10
-		return string(out), c.ProcessState.ExitCode(), rss
+		env := append(os.Environ(), append(creds, "CKFS_HOME="+filepath.Join(elsewhere, "home"), "XDG_CACHE_HOME="+filepath.Join(elsewhere, "cache"), "NO_COLOR=1")...)
+		return peakOf(t, elsewhere, env, ckfsBin, args...)
 	}
 	const bound = 256 << 20
 	check := func(what string, args ...string) string {
@@ -142,4 +139,48 @@ func zstdBomb(t *testing.T, size int64) []byte {
 		t.Fatal(err)
 	}
 	return body.Bytes()
+}
+
+// peakHelperEnv makes the test binary a small helper that runs one
+// command and reports its peak memory (see peakOf).
+const peakHelperEnv = "CKFS_PEAK_HELPER"
+
+// peakOf runs a command and returns its output, exit status and peak
+// memory in bytes. The kernel's maxrss of a process starts at its
+// parent's when the parent execs it, and this test process is large: so
+// the command is started by a fresh, small copy of the test binary, whose
+// child's maxrss is the command's own.
+func peakOf(t *testing.T, dir string, env []string, name string, args ...string) (string, int, int64) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := exec.Command(self, append([]string{name}, args...)...)
+	c.Dir, c.Env = dir, append(env, peakHelperEnv+"=1")
+	var out, report bytes.Buffer
+	c.Stdout, c.Stderr = &out, &report
+	c.Run()
+	var peak int64
+	var code int
+	if _, err := fmt.Sscanf(report.String(), "exit %d peak %d", &code, &peak); err != nil {
+		t.Fatalf("the peak helper reported %q: %v", report.String(), err)
+	}
+	return out.String(), code, peak
+}
+
+// peakHelper runs os.Args[1:] with stdout and stderr both to stdout, then
+// writes "exit N peak BYTES" to stderr and exits.
+func peakHelper() {
+	c := exec.Command(os.Args[1], os.Args[2:]...)
+	c.Stdout, c.Stderr = os.Stdout, os.Stdout
+	c.Env = os.Environ()
+	c.Run()
+	code, peak := -1, int64(0)
+	if c.ProcessState != nil {
+		code = c.ProcessState.ExitCode()
+		peak = c.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10
+	}
+	fmt.Fprintf(os.Stderr, "exit %d peak %d", code, peak)
+	os.Exit(0)
 }
