@@ -50,6 +50,15 @@ func (r *Recorder) CheckRecorded() (Checked, error) {
 	if r.closed {
 		return out, ErrClosed
 	}
+	// Every checkpoint before this mount may predate changes made while
+	// nothing was mounted: the mount record says where that gap is
+	// (index.StateAt reads a path first recorded absent after it as
+	// unknown before it).
+	if r.tl.LastSeq() > 0 {
+		if err := r.tl.Append(&index.Record{Kind: index.KindMount}); err != nil {
+			return out, err
+		}
+	}
 	paths := make([]string, 0, len(r.last))
 	for p := range r.last {
 		if !r.excl.Excluded(p) {

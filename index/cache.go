@@ -25,7 +25,7 @@ const (
 	// cacheVersion changes whenever the encoding, Record, or what
 	// Record.Validate accepts changes: cached records were validated by
 	// the ckfs that wrote them.
-	cacheVersion = 2
+	cacheVersion = 3
 	// cacheEvery is how many records beyond the cache a load must parse
 	// before it writes a new cache.
 	cacheEvery  = 4096

@@ -244,6 +244,8 @@ func symbol(b []byte) (string, bool) {
 		return "rewind", true
 	case "watermark":
 		return "watermark", true
+	case "mount":
+		return "mount", true
 	case "file":
 		return "file", true
 	case "dir":

@@ -33,6 +33,7 @@ const (
 	KindOutside   Kind = "outside"   // a change made while no window was open
 	KindRewind    Kind = "rewind"    // a rewind happened; its images follow
 	KindWatermark Kind = "watermark" // checkpoints before target are no longer restorable
+	KindMount     Kind = "mount"     // a daemon began serving the workspace again
 )
 
 // ReasonInterrupted is the reason of a close record written when a daemon
@@ -254,6 +255,10 @@ func (r *Record) validate(validPath func(string) error) error {
 		}
 		if r.Path != "" || r.State != nil {
 			return errors.New("rewind record must not carry a path")
+		}
+	case KindMount:
+		if r.Path != "" || r.State != nil || r.Window != "" || r.Target != nil {
+			return errors.New("mount record must not carry a path, window or target")
 		}
 	case KindWatermark:
 		if r.Target == nil || *r.Target == 0 || *r.Target >= r.Seq {

@@ -45,6 +45,11 @@ type Entry struct {
 // change (Entry.Found). A change found at mount is already before every
 // window of its session and needs no such rule.
 //
+// A path first recorded absent after a mount record that came after seq
+// (the workspace was unmounted and mounted again in between) is unknown
+// at seq: it may have existed then and been removed while nothing was
+// mounted, which leaves no trace.
+//
 // records must be in seq order, as Load returns them. StateAt is pure.
 func StateAt(records []Record, seq uint64) map[string]Entry {
 	out := make(map[string]Entry)
@@ -52,10 +57,14 @@ func StateAt(records []Record, seq uint64) map[string]Entry {
 	later := make(map[string]bool)   // path has a record > seq, seen already
 	bound := uint64(0)               // the last boundary so far
 	var at time.Time                 // the time of the checkpoint's record
+	remounted := false               // a mount record came after seq
 	for i := range records {
 		r := &records[i]
 		if r.IsBoundary() {
 			bound = r.Seq
+		}
+		if r.Kind == KindMount && r.Seq > seq {
+			remounted = true
 		}
 		if r.Seq <= seq {
 			at = r.Time
@@ -78,6 +87,11 @@ func StateAt(records []Record, seq uint64) map[string]Entry {
 			e.Found = true
 			out[r.Path] = e
 		case decided[r.Path]:
+		case remounted && r.IsPreImage() && r.State.Type == TypeAbsent:
+			e := entryOf(r, true)
+			e.Unknown = true
+			e.Reason = remountedReason
+			out[r.Path] = e
 		case r.IsPreImage() || r.Found != "":
 			out[r.Path] = baselineOf(r, at)
 		default:
@@ -91,6 +105,10 @@ func StateAt(records []Record, seq uint64) map[string]Entry {
 	}
 	return out
 }
+
+// remountedReason says why a path first recorded absent after a remount is
+// unknown before it.
+const remountedReason = "first recorded absent after ckfs was mounted again: it may have existed then, and been removed while nothing was mounted"
 
 // FoundAt reports whether r, a record in the period that began at
 // boundary bound, is a change found on disk that counts as there at
@@ -199,6 +217,7 @@ func Windows(records []Record) []Window {
 type History struct {
 	paths  map[string][]*Record
 	bounds []uint64 // the seqs of the boundaries, ascending
+	mounts []uint64 // the seqs of the mount records, ascending
 	seqs   []uint64 // every record's seq, ascending, and its time
 	times  []time.Time
 }
@@ -214,6 +233,8 @@ func NewHistory(records []Record) History {
 			h.paths[r.Path] = append(h.paths[r.Path], r)
 		case r.IsBoundary():
 			h.bounds = append(h.bounds, r.Seq)
+		case r.Kind == KindMount:
+			h.mounts = append(h.mounts, r.Seq)
 		}
 	}
 	return h
@@ -240,12 +261,24 @@ func (h History) At(path string, seq uint64) (Entry, bool) {
 	if j := sort.Search(len(h.seqs), func(j int) bool { return h.seqs[j] > seq }); j > 0 {
 		at = h.times[j-1]
 	}
+	if first.IsPreImage() && first.State.Type == TypeAbsent && h.mountIn(seq, first.Seq) {
+		e := entryOf(first, true)
+		e.Unknown = true
+		e.Reason = remountedReason
+		return e, true
+	}
 	e := baselineOf(first, at)
 	if !first.IsPreImage() && first.Found == "" && !e.Unknown {
 		e.Unknown = true
 		e.Reason = "no pre-image recorded before its first change"
 	}
 	return e, true
+}
+
+// mountIn reports whether a mount record lies in (from, to).
+func (h History) mountIn(from, to uint64) bool {
+	j := sort.Search(len(h.mounts), func(j int) bool { return h.mounts[j] > from })
+	return j < len(h.mounts) && h.mounts[j] < to
 }
 
 // boundaryIn reports whether a boundary lies in (from, to).

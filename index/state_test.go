@@ -158,6 +158,41 @@ func TestStateAtFound(t *testing.T) {
 	}
 }
 
+// A path first recorded absent after a remount may have existed before
+// it: removed while nothing was mounted, it left no trace. Its state at a
+// checkpoint before the mount record is unknown, never "absent" (a rewind
+// there would delete what the window after it made, and could not give
+// back what was there); at a checkpoint after the mount it is absent.
+func TestStateAtAbsentAfterARemountIsUnknown(t *testing.T) {
+	recs := []Record{
+		boundary(1, KindOpen, "w1"),
+		boundary(2, KindClose, "w1"),
+		{V: 1, Seq: 3, Time: t0, Kind: KindMount},
+		boundary(4, KindOpen, "w2"),
+		rec(5, KindBefore, "w2", "a", absent()),
+		rec(6, KindAfter, "w2", "a", file(1)),
+		boundary(7, KindClose, "w2"),
+	}
+	for _, seq := range []uint64{1, 2} {
+		if e := StateAt(recs, seq)["a"]; !e.Unknown {
+			t.Errorf("StateAt(%d)[a] = %+v: want unknown (before the remount)", seq, e)
+		}
+		if e, _ := NewHistory(recs).At("a", seq); !e.Unknown {
+			t.Errorf("History.At(a, %d) = %+v: want unknown (before the remount)", seq, e)
+		}
+	}
+	if e := StateAt(recs, 4)["a"]; e.Unknown || e.State != absent() {
+		t.Errorf("StateAt(4)[a] = %+v: want absent (after the remount)", e)
+	}
+	if err := recs[2].Validate(); err != nil {
+		t.Errorf("a mount record: %v", err)
+	}
+	bad := Record{V: 1, Seq: 3, Time: t0, Kind: KindMount, Window: "w"}
+	if bad.Validate() == nil {
+		t.Error("a mount record with a window validated")
+	}
+}
+
 func TestWindows(t *testing.T) {
 	recs := []Record{
 		boundary(1, KindOpen, "w1"),

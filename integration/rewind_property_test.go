@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -275,6 +276,14 @@ func TestNoRewindDropsTheUsersChange(t *testing.T) {
 					continue
 				}
 				if after[p] != want {
+					if os.Getenv("CKFS_PROP_DEBUG") != "" {
+						for _, r := range recs {
+							b, _ := json.Marshal(r)
+							rt.Log(string(b))
+						}
+						b, _ := json.Marshal(out.Plan)
+						rt.Log("plan: ", string(b))
+					}
 					rt.Fatalf("after a rewind to before the window opened at %d, %s is %q; want %q (the window found %v)", target, p, after[p], want, found[target])
 				}
 			}
