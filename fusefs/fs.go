@@ -25,6 +25,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -189,7 +190,7 @@ func (f *FS) Model() string { return f.model }
 type node struct {
 	*fs.LoopbackNode
 	fsys *FS
-	pin  pin // the cached model's hold on a file unlinked while known (noopen.go)
+	pin  atomic.Pointer[pinned] // the cached model's hold on a file unlinked while known (noopen.go)
 }
 
 // WrapChild makes every node the loopback creates one of ours.

@@ -96,32 +96,28 @@ func (r *noOpen) Flush(cancel <-chan struct{}, in *fuse.FlushIn) fuse.Status {
 	return r.RawFileSystem.Flush(cancel, in)
 }
 
-// pin keeps a node's backing file reachable once no path leads to it.
-type pin struct {
-	mu sync.Mutex
-	f  *os.File         // the pinned file, or nil
+// pinned is a node's backing file kept open once no path may lead to it.
+// A node holds a pointer to one only while pinned: most nodes never are,
+// and every node the kernel knows costs memory.
+type pinned struct {
+	f  *os.File         // the pinned file
 	lf *fs.LoopbackFile // f as a handle (for Getattr and Setattr)
 	fd int              // f's descriptor
 }
 
-// get returns the pinned descriptor, or -1.
-func (p *pin) get() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.f == nil {
-		return -1
+// pinnedFd returns the node's pinned descriptor, or -1.
+func (n *node) pinnedFd() int {
+	if p := n.pin.Load(); p != nil {
+		return p.fd
 	}
-	return p.fd
+	return -1
 }
 
 // OnForget closes the node's pinned file: the kernel holds no reference
 // to the node any more, so no request can name it.
 func (n *node) OnForget() {
-	n.pin.mu.Lock()
-	defer n.pin.mu.Unlock()
-	if n.pin.f != nil {
-		n.pin.f.Close()
-		n.pin.f, n.pin.lf = nil, nil
+	if p := n.pin.Swap(nil); p != nil {
+		p.f.Close()
 	}
 }
 
@@ -139,22 +135,23 @@ func (n *node) pinChild(name string) {
 	if !ok {
 		return
 	}
-	c.pin.mu.Lock()
-	defer c.pin.mu.Unlock()
-	if c.pin.f != nil {
+	if c.pin.Load() != nil {
 		return
 	}
 	fd, same, errno := c.openByPath(unix.O_RDWR)
 	if errno == syscall.EACCES || errno == syscall.EPERM || errno == syscall.ETXTBSY || errno == syscall.EROFS {
 		fd, same, errno = c.openByPath(unix.O_RDONLY)
 	}
-	if errno == 0 && !same {
+	if errno != 0 {
+		return
+	}
+	if !same {
 		unix.Close(fd) // not the node's file (replaced behind the mount)
 		return
 	}
-	if errno == 0 {
-		c.pin.f, c.pin.fd = os.NewFile(uintptr(fd), "pinned"), fd
-		c.pin.lf = fs.NewLoopbackFileFromOS(c.pin.f)
+	f := os.NewFile(uintptr(fd), "pinned")
+	if !c.pin.CompareAndSwap(nil, &pinned{f: f, lf: fs.NewLoopbackFileFromOS(f), fd: fd}) {
+		f.Close() // pinned meanwhile by a racing unlink or rename
 	}
 }
 
@@ -192,7 +189,7 @@ func (f *FS) inoOf(st *unix.Stat_t) uint64 {
 // or one opened by path (tried again if a rename moved the path meanwhile).
 func (n *node) backing(flags int) (int, func(), syscall.Errno) {
 	for range 3 {
-		if fd := n.pin.get(); fd >= 0 {
+		if fd := n.pinnedFd(); fd >= 0 {
 			// A pinned descriptor stays open until the node is forgotten,
 			// and no request names a forgotten node.
 			return fd, noop, 0
@@ -203,7 +200,7 @@ func (n *node) backing(flags int) (int, func(), syscall.Errno) {
 			continue // renamed or unlinked meanwhile: look again
 		case errno != 0:
 			return -1, nil, errno
-		case !same && n.pin.get() >= 0:
+		case !same && n.pinnedFd() >= 0:
 			unix.Close(fd) // renamed over meanwhile: the pin has it
 			continue
 		}
@@ -312,12 +309,10 @@ func (n *node) Allocate(ctx context.Context, f fs.FileHandle, off, size uint64, 
 // pinnedFile is the pinned file as a handle the loopback's Getattr and
 // Setattr take, or nil. It is never released: the pin owns it.
 func (n *node) pinnedFile() fs.FileHandle {
-	n.pin.mu.Lock()
-	defer n.pin.mu.Unlock()
-	if n.pin.lf == nil {
-		return nil
+	if p := n.pin.Load(); p != nil {
+		return p.lf
 	}
-	return n.pin.lf
+	return nil
 }
 
 // Getattr of a node with no path left (unlinked while the kernel knows
