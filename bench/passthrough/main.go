@@ -34,6 +34,7 @@ var (
 	columns      = flag.String("columns", "", "comma-separated columns to run (default all; native always runs)")
 	maxRatio     = flag.Float64("max-ratio", 0, "fail if a ckfs column takes more than this many times the go-fuse loopback column on any row (0: never); CI's guard against a large regression")
 	loopbackArgs = flag.String("loopback-variant", "", "flags for bench/loopback (e.g. -proc-fd, -long-timeouts): adds a column, plain loopback run with them, to measure what one serving choice costs")
+	maxNative    = flag.String("max-native", "", "ROW=R: fail if a ckfs column takes more than R times native on the rows whose name contains ROW (CI's guard on warm reads)")
 	maxRSS       = flag.Int("max-rss-kb", 0, "fail if the daemon's peak RSS after the -memfiles walk is over this many KiB (0: never); CI's guard against a large memory regression")
 	cPassthrough = flag.String("c-passthrough", "", "libfuse's passthrough_ll binary (bench/cpassthrough builds it from Debian's libfuse3-dev examples): adds its column, run with -o cache=always, the fastest of its cache modes")
 	ioPassthru   = flag.Bool("ckfs-io-passthrough", false, "add a column: ckfs mounted with --io passthrough (a request per open, kernel passthrough), no window")
@@ -147,7 +148,7 @@ func main() {
 		}},
 		// Right after a burst of writes (an untar): the next command must
 		// not wait for the burst's post-images.
-		{"sed -i over cmd/ .go files right after untarring them", func(d string) { sh("tar xf " + tarball + " -C " + d) }, func(d string) {
+		{"sed -i over cmd/ .go files right after a tar x of them", func(d string) { sh("tar xf " + tarball + " -C " + d) }, func(d string) {
 			sh("find " + d + "/src/cmd -type f -name '*.go' -print0 | xargs -0 sed -i 's/^func /func /'")
 		}},
 		{"go build ./... (warm cache)", func(d string) {
@@ -241,6 +242,38 @@ func main() {
 	if *maxRatio > 0 {
 		guard(configs, workloads, res)
 	}
+	if *maxNative != "" {
+		guardNative(configs, workloads, res)
+	}
+}
+
+// guardNative fails the run when a ckfs column takes more than R times
+// native on the rows -max-native names: warm reads, which the cached
+// model serves without a request per file.
+func guardNative(configs []config, workloads []workload, res [][]time.Duration) {
+	row, r, ok := strings.Cut(*maxNative, "=")
+	var limit float64
+	if _, err := fmt.Sscan(r, &limit); !ok || err != nil || limit <= 0 {
+		benchkit.Fatalf("-max-native %q: want ROW=RATIO", *maxNative)
+	}
+	var bad []string
+	for wi, w := range workloads {
+		if !strings.Contains(w.name, row) {
+			continue
+		}
+		for ci, c := range configs {
+			if !strings.HasPrefix(c.name, "ckfs") {
+				continue
+			}
+			if x := res[wi][ci].Seconds() / res[wi][0].Seconds(); x > limit {
+				bad = append(bad, fmt.Sprintf("%s, %s: %.2f× native", w.name, c.name, x))
+			}
+		}
+	}
+	if len(bad) > 0 {
+		benchkit.Fatalf("slower than %.1f× native:\n  %s", limit, strings.Join(bad, "\n  "))
+	}
+	fmt.Printf("every ckfs cell of the rows %q is within %.1f× native\n", row, limit)
 }
 
 // guard fails the run when a ckfs column is more than -max-ratio times
