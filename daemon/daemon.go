@@ -256,6 +256,7 @@ func Run(ctx context.Context, o Options, ready io.Writer) (err error) {
 		why = "context done"
 	}
 	log.Info("stopping", "why", why)
+	fsys.CloseWriteFds()
 	if err := rec.Close(); err != nil {
 		log.Error("final flush", "err", err)
 	}
@@ -297,6 +298,10 @@ func (d *daemon) handle(req workspace.Request) workspace.Reply {
 	d.mu.Unlock()
 	if closed {
 		return workspace.Reply{Error: "the daemon is stopping", Code: workspace.CodeNotMounted}
+	}
+	if req.Op == "open" || req.Op == "close" || req.Op == "flush" {
+		// A boundary: no write descriptor is kept past it.
+		defer d.fsys.CloseWriteFds()
 	}
 	switch req.Op {
 	case "open":

@@ -92,7 +92,13 @@ type FS struct {
 	dev uint64
 	// model says how the mount serves files (Model).
 	model string
+	// wfds keeps the cached model's write descriptors open (writefd.go).
+	wfds writeFds
 }
+
+// CloseWriteFds closes the descriptors kept open for writes made without
+// a handle, once no request uses them (at a boundary, and at unmount).
+func (f *FS) CloseWriteFds() { f.wfds.closeAll() }
 
 // New returns the passthrough of the directory open at rootFd (O_PATH is
 // enough). The caller keeps rootFd open while the file system is served.
@@ -150,6 +156,9 @@ func (f *FS) Mount(mountpoint string, o Options) (*fuse.Server, error) {
 		// O_TRUNC), and takes locks itself (no handle to lock through).
 		opts.MountOptions.ExtraCapabilities = fuse.CAP_NO_OPEN_SUPPORT
 		opts.MountOptions.EnableLocks = false
+		// Writes come through the daemon: 1 MiB a request rather than
+		// 128 KiB (a request costs a round trip; the copy is the same).
+		opts.MountOptions.MaxWrite = 1 << 20
 	}
 	raw := fs.NewNodeFS(f.root, opts)
 	if o.InPlace {
@@ -191,6 +200,7 @@ type node struct {
 	*fs.LoopbackNode
 	fsys *FS
 	pin  atomic.Pointer[pinned] // the cached model's hold on a file unlinked while known (noopen.go)
+	wfd  *writeFd               // the kept write descriptor, if any (writefd.go; under fsys.wfds.mu)
 }
 
 // WrapChild makes every node the loopback creates one of ours.

@@ -119,6 +119,19 @@ func (n *node) OnForget() {
 	if p := n.pin.Swap(nil); p != nil {
 		p.f.Close()
 	}
+	n.fsys.wfds.forget(n)
+}
+
+// writable returns a descriptor to write n's backing file through for one
+// request: the pinned one, a kept one (writefd.go), or one by path.
+func (n *node) writable() (int, func(), syscall.Errno) {
+	if fd := n.pinnedFd(); fd >= 0 {
+		return fd, noop, 0
+	}
+	if fd, done, errno := n.fsys.wfds.acquire(n); errno == 0 {
+		return fd, done, 0
+	}
+	return n.backing(unix.O_WRONLY)
 }
 
 // pinChild pins the regular file name in directory n, if the kernel knows
@@ -244,7 +257,7 @@ func (n *node) Write(ctx context.Context, f fs.FileHandle, data []byte, off int6
 		}
 		defer done()
 	}
-	fd, done, errno := n.backing(unix.O_WRONLY)
+	fd, done, errno := n.writable()
 	if errno != 0 {
 		return 0, errno
 	}
@@ -298,7 +311,7 @@ func (n *node) Allocate(ctx context.Context, f fs.FileHandle, off, size uint64, 
 		}
 		defer done()
 	}
-	fd, done, errno := n.backing(unix.O_WRONLY)
+	fd, done, errno := n.writable()
 	if errno != 0 {
 		return errno
 	}
