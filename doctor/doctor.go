@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ckfs-dev/ckfs/agent"
 	"github.com/ckfs-dev/ckfs/config"
 	"github.com/ckfs-dev/ckfs/rewind"
 	"github.com/ckfs-dev/ckfs/workspace"
@@ -246,13 +247,14 @@ func hookCheck() (check, status, detail, fix string) {
 	if err != nil {
 		return "agent hooks", "info", "cannot tell where ckfs is: " + err.Error(), ""
 	}
-	cmd := workspace.HookCommands(exe, "claude")[0]
+	a, _ := agent.Lookup(agent.Names()[0]) // every agent's hook runs the same program
+	cmd := a.HookCommands(exe)[0]
 	build := "CGO_ENABLED=0 go build -o " + filepath.Dir(exe) + "/ ./cmd/ckfs-hook"
-	if !strings.Contains(cmd, workspace.HookExecutable) {
+	if !strings.Contains(cmd, agent.HookExecutable) {
 		return "agent hooks", "info", "run " + cmd + " (the whole binary, about 4 ms slower per tool call)",
 			"build the hook executable beside ckfs: " + build
 	}
-	if dynamic(filepath.Join(filepath.Dir(exe), workspace.HookExecutable)) {
+	if dynamic(filepath.Join(filepath.Dir(exe), agent.HookExecutable)) {
 		return "agent hooks", "info", "run " + cmd + ", which is linked dynamically (built with cgo): it starts through the dynamic loader, about 1 ms slower per tool call",
 			"rebuild it static: " + build
 	}

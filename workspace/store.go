@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ckfs-dev/ckfs/index"
 	"github.com/ckfs-dev/ckfs/internal/durable"
 	"github.com/zeebo/blake3"
 )
@@ -257,4 +258,28 @@ func CheckMountable(store, root, mountpoint string) error {
 		return Errorf(ErrBusy, "%s has a ckfs mount whose daemon is gone: run ckfs unmount %s", mountpoint, mountpoint)
 	}
 	return nil
+}
+
+// FileCheckpoint is the file timeline's last seq: through the daemon (after
+// it records what is being written) when mounted, from the file otherwise.
+func FileCheckpoint(store string, mounted bool) (uint64, error) {
+	if mounted {
+		rep, err := Call(store, Request{Op: "flush"})
+		if err != nil {
+			return 0, err
+		}
+		return rep.Seq, nil
+	}
+	return LastTimelineSeq(store)
+}
+
+// DaemonAlive reports whether the store's daemon is running.
+func DaemonAlive(store string) bool {
+	st, err := ReadDaemonState(store)
+	return err == nil && ProcessAlive(st.PID)
+}
+
+// LastTimelineSeq reads the file timeline's last seq from its tail.
+func LastTimelineSeq(store string) (uint64, error) {
+	return index.LastSeq(Layout(store).Timeline())
 }

@@ -12,11 +12,11 @@ import (
 	"os"
 	"time"
 
-	"github.com/ckfs-dev/ckfs/workspace"
+	"github.com/ckfs-dev/ckfs/agent"
 )
 
 func main() {
 	if len(os.Args) == 2 {
-		workspace.RunHook(os.Args[1], os.Stdin, os.Stderr, time.Now())
+		agent.RunHook(os.Args[1], os.Stdin, os.Stderr, time.Now())
 	}
 }

@@ -3,11 +3,12 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 
-	"github.com/ckfs-dev/ckfs/transcript"
+	"github.com/ckfs-dev/ckfs/agent"
 	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
 )
@@ -26,7 +27,7 @@ in Codex's /hooks (Codex skips unreviewed hooks silently); ckfs agent codex
 passes them for one run instead.`,
 		Example:   "  ckfs hooks print claude > ~/ckfs-claude.json && claude --settings ~/ckfs-claude.json\n  ckfs hooks print codex > ~/.codex/hooks.json",
 		Args:      cobra.ExactArgs(1),
-		ValidArgs: []string{transcript.Claude, transcript.Codex},
+		ValidArgs: agent.Names(),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runHooksPrint(cmd.Context(), hooksOptions{Agent: args[0]}, cmd.OutOrStdout())
 		},
@@ -60,8 +61,8 @@ Set CKFS_CLAUDE or CKFS_CODEX to run another binary.`,
 			if args[0] == "-h" || args[0] == "--help" {
 				return cmd.Help()
 			}
-			if args[0] != transcript.Claude && args[0] != transcript.Codex {
-				return workspace.Errorf(workspace.ErrUsage, "agent %s: ckfs agent runs claude or codex; for any other agent use ckfs run -- CMD", args[0])
+			if _, err := agent.Lookup(args[0]); err != nil {
+				return workspace.Errorf(workspace.ErrUsage, "agent: %v", err)
 			}
 			return runAgent(cmd.Context(), agentOptions{Agent: args[0], Args: args[1:]}, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -74,17 +75,70 @@ type agentOptions struct {
 	Args  []string // passed to the agent unchanged
 }
 
-// runAgent runs the agent with ckfs's hooks, mounting first if need be,
-// and exits with the agent's code.
+// runAgent runs the agent on the repository in the current directory with
+// ckfs's hooks, mounting it first when it is not mounted and unmounting
+// it again afterwards, and exits with the agent's code. The agent gets
+// this process's stdin.
 func runAgent(ctx context.Context, o agentOptions, stdout, stderr io.Writer) error {
+	a, err := agent.Lookup(o.Agent)
+	if err != nil {
+		return workspace.Errorf(workspace.ErrUsage, "agent: %v", err)
+	}
+	bin, err := a.Executable()
+	if err != nil {
+		return err
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	err = workspace.RunAgent(exe, o.Agent, o.Args, stdout, stderr)
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return &exitError{code: ee.ExitCode(), err: err, silent: true}
+	root, err := workspace.AbsDir(".")
+	if err != nil {
+		return err
 	}
-	return err
+	store, _, err := workspace.Find("", root)
+	mountedHere := false
+	if err != nil || !workspace.DaemonAlive(store) {
+		if store, err = mountForAgent(ctx, root, stderr); err != nil {
+			return fmt.Errorf("mount %s before starting %s: %w", root, a.Title, err)
+		}
+		mountedHere = true
+	}
+	pre, err := a.Args(store, exe)
+	if err != nil {
+		return err
+	}
+	c := exec.CommandContext(ctx, bin, append(pre, o.Args...)...)
+	c.Dir = root // entered after the mount: the agent sees the mounted view
+	c.Stdin, c.Stdout, c.Stderr = os.Stdin, stdout, stderr
+	c.Env = append(os.Environ(), "CKFS_STORE="+store)
+	runErr := c.Run()
+	if mountedHere {
+		if _, err := workspace.Unmount(store, root); err != nil {
+			fmt.Fprintf(stderr, "ckfs: %s stays mounted: %v\n", root, err)
+		}
+	}
+	var ee *exec.ExitError
+	if errors.As(runErr, &ee) {
+		return &exitError{code: ee.ExitCode(), err: runErr, silent: true}
+	}
+	return runErr
+}
+
+// mountForAgent mounts root in place as ckfs mount would, with the
+// configuration that applies there, saying so on w; it returns the store.
+func mountForAgent(ctx context.Context, root string, w io.Writer) (string, error) {
+	store, err := workspace.DefaultStore(root)
+	if err != nil {
+		return "", err
+	}
+	o := mountOptions{}
+	o.Root, o.Mountpoint, o.Store = root, root, store
+	if err := o.configure(func(string) bool { return false }); err != nil {
+		return "", err
+	}
+	if err := workspace.CheckMountable(o.Store, o.Root, o.Mountpoint); err != nil {
+		return "", err
+	}
+	return store, runMount(ctx, o, w, w)
 }

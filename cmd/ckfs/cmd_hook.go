@@ -4,8 +4,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/ckfs-dev/ckfs/transcript"
-	"github.com/ckfs-dev/ckfs/workspace"
+	"github.com/ckfs-dev/ckfs/agent"
 	"github.com/spf13/cobra"
 )
 
@@ -23,9 +22,9 @@ event (rejected, blocked, aborted, left running), marked unfinished. It always e
 block or steer the agent; problems go to hook.log in the store.`,
 		Example:   `  echo '{"hook_event_name":"SessionStart","session_id":"s1","cwd":"'$PWD'"}' | ckfs hook claude`,
 		Args:      cobra.ExactArgs(1),
-		ValidArgs: []string{transcript.Claude, transcript.Codex},
+		ValidArgs: agent.Names(),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			workspace.RunHook(args[0], os.Stdin, cmd.ErrOrStderr(), time.Now())
+			agent.RunHook(args[0], os.Stdin, cmd.ErrOrStderr(), time.Now())
 			return nil
 		},
 	}

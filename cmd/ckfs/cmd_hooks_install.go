@@ -6,7 +6,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/ckfs-dev/ckfs/transcript"
+	"github.com/ckfs-dev/ckfs/agent"
 	"github.com/ckfs-dev/ckfs/ui"
 	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
@@ -33,7 +33,7 @@ atomically, after a copy of it is kept beside it (FILE.ckfs-backup-TIME).
 once it has been reviewed: trust ckfs's in Codex's /hooks afterwards.`,
 		Example:   "  ckfs hooks install claude --dry-run\n  ckfs hooks install codex",
 		Args:      cobra.ExactArgs(1),
-		ValidArgs: []string{transcript.Claude, transcript.Codex},
+		ValidArgs: agent.Names(),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Agent = args[0]
 			return runHooksInstall(cmd.Context(), o, cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -45,31 +45,32 @@ once it has been reviewed: trust ckfs's in Codex's /hooks afterwards.`,
 
 // runHooksInstall merges ckfs's hooks into the agent's own settings.
 func runHooksInstall(ctx context.Context, o hooksOptions, stdout, stderr io.Writer) error {
-	exe, err := hooksFor("install", o.Agent)
+	a, exe, err := hooksFor("install", o.Agent)
 	if err != nil {
 		return err
 	}
-	path, err := workspace.AgentSettingsPath(o.Agent)
+	path, err := a.SettingsPath()
 	if err != nil {
 		return err
 	}
-	return workspace.InstallHooks(path, workspace.HookSettings(exe, o.Agent), workspace.HookCommands(exe, o.Agent)[1:], o.DryRun, time.Now(), stdout, stderr)
+	return agent.InstallHooks(path, a.HookSettings(exe), a.HookCommands(exe)[1:], o.DryRun, time.Now(), stdout, stderr)
 }
 
 // runHooksPrint prints the hook settings that connect the agent to ckfs.
 func runHooksPrint(ctx context.Context, o hooksOptions, stdout io.Writer) error {
-	exe, err := hooksFor("print", o.Agent)
+	a, exe, err := hooksFor("print", o.Agent)
 	if err != nil {
 		return err
 	}
-	return ui.JSON(stdout, workspace.HookSettings(exe, o.Agent))
+	return ui.JSON(stdout, a.HookSettings(exe))
 }
 
-// hooksFor checks that ckfs has hooks for agent and returns the ckfs
-// binary they run.
-func hooksFor(verb, agent string) (string, error) {
-	if agent != transcript.Claude && agent != transcript.Codex {
-		return "", workspace.Errorf(workspace.ErrUsage, "hooks %s %s: ckfs has hooks for claude and codex; for other agents use ckfs run -- CMD", verb, agent)
+// hooksFor returns the agent named name and the ckfs binary its hooks run.
+func hooksFor(verb, name string) (*agent.Agent, string, error) {
+	a, err := agent.Lookup(name)
+	if err != nil {
+		return nil, "", workspace.Errorf(workspace.ErrUsage, "hooks %s: %v", verb, err)
 	}
-	return os.Executable()
+	exe, err := os.Executable()
+	return a, exe, err
 }

@@ -52,23 +52,8 @@ serving, with the daemon running in the background.`,
 			if o.Store, err = storeFor(cmd, root); err != nil {
 				return err
 			}
-			cfg, _, err := config.For(root)
-			if err != nil {
+			if err := o.configure(cmd.Flags().Changed); err != nil {
 				return err
-			}
-			if !cfg.Capture.Enabled {
-				return workspace.Errorf(workspace.ErrRefused, "capture is disabled for %s (capture.enabled = false, set at %s): set it to true to mount", root, cfg.Sources["capture.enabled"])
-			}
-			o.Excludes = append(cfg.Capture.Exclude, o.Excludes...)
-			if !cmd.Flags().Changed("max-file-size") {
-				o.MaxFileSize = cfg.Capture.MaxFileSize
-			}
-			o.Retention = cfg.Retention
-			if !cmd.Flags().Changed("io") {
-				o.IO = cfg.Capture.IO
-			}
-			if o.IO != config.IOCached && o.IO != config.IOPassthrough {
-				return workspace.Errorf(workspace.ErrUsage, "mount: --io %q: want %s or %s", o.IO, config.IOCached, config.IOPassthrough)
 			}
 			return runMount(cmd.Context(), o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -80,6 +65,31 @@ serving, with the daemon running in the background.`,
 	cmd.Flags().Int64Var(&o.MaxFileSize, "max-file-size", capture.DefaultMaxFileSize, "largest file, in bytes, whose content is stored (default: the configured capture.max_file_size)")
 	cmd.Flags().StringVar(&o.IO, "io", config.IOCached, "how a mount in place serves files: cached (the kernel opens files and keeps their pages without asking the daemon) or passthrough (every open asks the daemon, with kernel passthrough); default: the configured capture.io")
 	return cmd
+}
+
+// configure completes the options of a mount of o.Root from the
+// configuration that applies there; set(flag) says whether a flag was given
+// on the command line, which then wins.
+func (o *mountOptions) configure(set func(flag string) bool) error {
+	cfg, _, err := config.For(o.Root)
+	if err != nil {
+		return err
+	}
+	if !cfg.Capture.Enabled {
+		return workspace.Errorf(workspace.ErrRefused, "capture is disabled for %s (capture.enabled = false, set at %s): set it to true to mount", o.Root, cfg.Sources["capture.enabled"])
+	}
+	o.Excludes = append(cfg.Capture.Exclude, o.Excludes...)
+	if !set("max-file-size") {
+		o.MaxFileSize = cfg.Capture.MaxFileSize
+	}
+	o.Retention = cfg.Retention
+	if !set("io") {
+		o.IO = cfg.Capture.IO
+	}
+	if o.IO != config.IOCached && o.IO != config.IOPassthrough {
+		return workspace.Errorf(workspace.ErrUsage, "mount: --io %q: want %s or %s", o.IO, config.IOCached, config.IOPassthrough)
+	}
+	return nil
 }
 
 func runMount(ctx context.Context, o mountOptions, stdout, stderr io.Writer) error {

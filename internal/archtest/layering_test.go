@@ -1,11 +1,16 @@
-// Package archtest enforces the layering of DESIGN.md section 2: the store
-// packages know nothing of the layers above them, and capture knows nothing
-// of FUSE.
+// Package archtest enforces the layering that docs/design.md draws: its
+// table of rooms is the allow-list. Each package of the module may import
+// only the packages its "uses" cell names (before a dash), the leaf
+// helpers every package may use, and nothing that cell forbids after the
+// dash ("never `fusefs`"), however indirectly. A package missing from the
+// table fails, and so does a row naming a package that does not exist.
 package archtest
 
 import (
 	"encoding/json"
+	"os"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -13,92 +18,108 @@ import (
 
 const module = "github.com/ckfs-dev/ckfs"
 
-// forbidden maps a package to the packages of this module it must never
-// import, directly or indirectly. "*" forbids every other package of the
-// module.
-var forbidden = map[string][]string{
-	"cas":     {"*"},
-	"index":   {"*"},
-	"capture": {"remote", "fusefs", "rewind", "workspace", "daemon", "cmd/ckfs"},
-	"fusefs":  {"remote", "rewind", "workspace", "daemon", "cmd/ckfs"},
-	"rewind":  {"remote", "fusefs", "capture", "workspace", "daemon", "cmd/ckfs", "gc"},
-	"gc":      {"remote", "fusefs", "capture", "workspace", "daemon", "cmd/ckfs"},
-	// The client side of a workspace (store discovery, the control
-	// protocol, rewind, verify and hook set-up) never links the mount: a
-	// command or a hook talks to the daemon over the socket.
-	"workspace": {"remote", "fusefs", "capture", "daemon", "cmd/ckfs"},
-	// The checks of a machine and a workspace read; they never serve.
-	"doctor": {"remote", "fusefs", "capture", "daemon", "cmd/ckfs"},
-	// The remote side ships a store to a bucket and reads it back; it
-	// never serves a mount, and nothing below it knows a bucket.
-	"remote": {"fusefs", "capture", "daemon", "cmd/ckfs"},
-	// The hook executable starts on every tool call: the hook handler and
-	// nothing heavier (no FUSE, no S3 client, no CLI).
-	"cmd/ckfs-hook": {"fusefs", "capture", "daemon", "remote", "doctor", "ui", "demo", "cmd/ckfs"},
-	// Text for people from what the other rooms return: it reads a store
-	// through workspace, and never serves a mount or decides anything.
-	"ui": {"fusefs", "capture", "daemon", "demo", "cmd/ckfs"},
-	// The demo drives the ckfs binary as a user would, through no library
-	// of the mount or the remote.
-	"demo": {"fusefs", "capture", "daemon", "remote", "ui", "cmd/ckfs"},
-	// The daemon serves the mount; it never reaches up into the CLI.
-	"daemon": {"cmd/ckfs"},
-	"config": {"*"},
-	// The two timelines never know each other: the conversation side
-	// imports nothing of the file side, nor the file side of it.
-	"session":    {"index", "cas", "capture", "fusefs", "rewind", "gc", "workspace", "daemon", "cmd/ckfs"},
-	"transcript": {"*"},
-	// The leaf helpers import nothing of ckfs, so any package may use them.
-	"internal/proc":     {"*"},
-	"internal/durable":  {"*"},
-	"internal/safename": {"*"},
-	"internal/jsonl":    {"*"},
+// exempt are the packages that are not rooms of the design: tools and
+// tests, which may use anything.
+var exempt = []string{"bench/", "integration", "internal/archtest", "internal/gendocs", "internal/testenv", "cas/castest"}
+
+// rule is one row of the table.
+type rule struct {
+	any       bool     // "everything above", "and the rest"
+	allowed   []string // packages it may import (a name ending in "/" is a prefix)
+	forbidden []string // packages it must never link, directly or not
+	leaf      bool     // every package may use it
 }
 
-// leaves are the helpers every package may import, "*" rules included.
-var leaves = []string{"internal/durable", "internal/safename", "internal/jsonl"}
+var backticked = regexp.MustCompile("`([^`]+)`")
+
+// readRules parses the table of rooms in docs/design.md.
+func readRules(t *testing.T) map[string]*rule {
+	b, err := os.ReadFile("../../docs/design.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := map[string]*rule{}
+	for _, line := range strings.Split(string(b), "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) != 5 || !strings.HasPrefix(strings.TrimSpace(cells[1]), "`") {
+			continue
+		}
+		name := strings.Trim(strings.TrimSpace(cells[1]), "`")
+		job, uses := cells[2], cells[3]
+		r := &rule{leaf: strings.Contains(job+uses, "every package may use it")}
+		allowed, never, _ := strings.Cut(uses, "—")
+		r.any = strings.Contains(allowed, "everything above") || strings.Contains(allowed, "and the rest")
+		for _, m := range backticked.FindAllStringSubmatch(allowed, -1) {
+			r.allowed = append(r.allowed, strings.TrimSuffix(m[1], "…"))
+		}
+		for _, m := range backticked.FindAllStringSubmatch(never, -1) {
+			r.forbidden = append(r.forbidden, m[1])
+		}
+		rules[name] = r
+	}
+	if len(rules) < 10 {
+		t.Fatalf("docs/design.md: found %d rows in the table of rooms; has its shape changed?", len(rules))
+	}
+	return rules
+}
 
 type pkg struct {
 	ImportPath string
+	Imports    []string
 	Deps       []string
 }
 
+func matches(dep string, names []string) bool {
+	return slices.ContainsFunc(names, func(n string) bool {
+		return dep == n || (strings.HasSuffix(n, "/") && strings.HasPrefix(dep, n))
+	})
+}
+
 func TestLayering(t *testing.T) {
-	out, err := exec.Command("go", "list", "-json=ImportPath,Deps", module+"/...").Output()
+	rules := readRules(t)
+	out, err := exec.Command("go", "list", "-json=ImportPath,Imports,Deps", module+"/...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
-	dec := json.NewDecoder(strings.NewReader(string(out)))
+	var leaves []string
+	for name, r := range rules {
+		if r.leaf {
+			leaves = append(leaves, name)
+		}
+	}
 	seen := map[string]bool{}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
 	for dec.More() {
 		var p pkg
 		if err := dec.Decode(&p); err != nil {
 			t.Fatal(err)
 		}
 		name := strings.TrimPrefix(p.ImportPath, module+"/")
-		rules, ok := forbidden[name]
-		if !ok {
+		seen[name] = true
+		if slices.ContainsFunc(exempt, func(e string) bool { return name == e || (strings.HasSuffix(e, "/") && strings.HasPrefix(name, e)) }) {
 			continue
 		}
-		seen[name] = true
+		r, ok := rules[name]
+		if !ok {
+			t.Errorf("package %s has no row in docs/design.md's table of rooms: add one (its job, what it uses)", name)
+			continue
+		}
+		for _, imp := range p.Imports {
+			dep, ours := strings.CutPrefix(imp, module+"/")
+			if !ours || r.any || matches(dep, r.allowed) || (matches(dep, leaves) && dep != name) {
+				continue
+			}
+			t.Errorf("%s imports %s, which docs/design.md does not list among what %s uses", name, dep, name)
+		}
 		for _, d := range p.Deps {
-			dep, ours := strings.CutPrefix(d, module+"/")
-			if !ours {
-				continue
-			}
-			if slices.Contains(leaves, dep) && name != dep {
-				continue
-			}
-			for _, f := range rules {
-				if f == "*" || dep == f || strings.HasPrefix(dep, f+"/") {
-					t.Errorf("%s imports %s: DESIGN.md section 2 forbids it", name, dep)
-				}
+			if dep, ours := strings.CutPrefix(d, module+"/"); ours && matches(dep, r.forbidden) {
+				t.Errorf("%s links %s (through its imports), which docs/design.md says it never does", name, dep)
 			}
 		}
 	}
-	for _, must := range []string{"cas", "index", "workspace", "daemon", "doctor", "remote", "ui", "demo", "cmd/ckfs-hook"} {
-		if !seen[must] {
-			t.Errorf("package %s not found by go list", must)
+	for name := range rules {
+		if !seen[name] {
+			t.Errorf("docs/design.md has a row for %s, which go list does not find", name)
 		}
 	}
 }

@@ -1,11 +1,10 @@
-package workspace
+package agent
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"golang.org/x/sys/unix"
 	"io"
 	"io/fs"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ckfs-dev/ckfs/internal/durable"
+	"golang.org/x/sys/unix"
 )
 
 // InstallHooks merges ours into the agent settings at path, keeping every

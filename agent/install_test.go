@@ -1,4 +1,4 @@
-package workspace_test
+package agent_test
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ckfs-dev/ckfs/workspace"
+	"github.com/ckfs-dev/ckfs/agent"
 )
 
 // ckfs hooks install merges into the user's own settings: their settings
@@ -21,11 +21,11 @@ func TestHooksInstallMerges(t *testing.T) {
 	path := filepath.Join(dir, "settings.json")
 	mine := `{"model": "opus", "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "my-guard"}]}]}}`
 	os.WriteFile(path, []byte(mine), 0o600)
-	ours := workspace.HookSettings("/usr/local/bin/ckfs", "claude")
+	ours := agent.Must("claude").HookSettings("/usr/local/bin/ckfs")
 	now := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
 	var out, msg bytes.Buffer
 
-	if err := workspace.InstallHooks(path, ours, nil, true, now, &out, &msg); err != nil {
+	if err := agent.InstallHooks(path, ours, nil, true, now, &out, &msg); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(path); string(b) != mine {
@@ -35,7 +35,7 @@ func TestHooksInstallMerges(t *testing.T) {
 		t.Errorf("dry run output:\n%s", out.String())
 	}
 
-	if err := workspace.InstallHooks(path, ours, nil, false, now, &out, &msg); err != nil {
+	if err := agent.InstallHooks(path, ours, nil, false, now, &out, &msg); err != nil {
 		t.Fatal(err)
 	}
 	var got struct {
@@ -59,7 +59,7 @@ func TestHooksInstallMerges(t *testing.T) {
 	}
 
 	msg.Reset()
-	if err := workspace.InstallHooks(path, ours, nil, false, now.Add(time.Minute), &out, &msg); err != nil {
+	if err := agent.InstallHooks(path, ours, nil, false, now.Add(time.Minute), &out, &msg); err != nil {
 		t.Fatal(err)
 	}
 	if b2, _ := os.ReadFile(path); !bytes.Equal(b, b2) || !strings.Contains(msg.String(), "already") {
@@ -68,7 +68,7 @@ func TestHooksInstallMerges(t *testing.T) {
 
 	bad := filepath.Join(dir, "bad.json")
 	os.WriteFile(bad, []byte("{not json"), 0o600)
-	if err := workspace.InstallHooks(bad, ours, nil, false, now, &out, &msg); err == nil || !strings.Contains(err.Error(), "nothing was changed") {
+	if err := agent.InstallHooks(bad, ours, nil, false, now, &out, &msg); err == nil || !strings.Contains(err.Error(), "nothing was changed") {
 		t.Errorf("invalid JSON: %v", err)
 	}
 	if b, _ := os.ReadFile(bad); string(b) != "{not json" {
@@ -82,20 +82,20 @@ func FuzzMergeHooks(f *testing.F) {
 	f.Add([]byte(`{"model":"opus","hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"g"}]}]}}`))
 	f.Add([]byte(`{"hooks":{"Stop":"oops"}}`))
 	f.Add([]byte(`{"hooks":[1,2]}`))
-	ours := workspace.HookSettings("/usr/local/bin/ckfs", "claude")["hooks"].(map[string]any)
+	ours := agent.Must("claude").HookSettings("/usr/local/bin/ckfs")["hooks"].(map[string]any)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var settings map[string]any
 		if json.Unmarshal(b, &settings) != nil || settings == nil {
 			return
 		}
 		keys := len(settings)
-		if _, err := workspace.MergeHooks(settings, ours); err != nil {
+		if _, err := agent.MergeHooks(settings, ours); err != nil {
 			return
 		}
 		if len(settings) < keys {
 			t.Fatal("a setting was dropped")
 		}
-		if n, err := workspace.MergeHooks(settings, ours); err != nil || n != 0 {
+		if n, err := agent.MergeHooks(settings, ours); err != nil || n != 0 {
 			t.Fatalf("a second merge added %d groups (%v)", n, err)
 		}
 	})
@@ -111,7 +111,7 @@ func TestHookSettingsShape(t *testing.T) {
 			} `json:"hooks"`
 		} `json:"hooks"`
 	}
-	b, _ := json.Marshal(workspace.HookSettings("/opt/my tools/ckfs", "claude"))
+	b, _ := json.Marshal(agent.Must("claude").HookSettings("/opt/my tools/ckfs"))
 	if err := json.Unmarshal(b, &s); err != nil {
 		t.Fatal(err)
 	}
@@ -132,9 +132,9 @@ func TestHooksInstallSwitchesToTheHookExecutable(t *testing.T) {
 	dir := t.TempDir()
 	exe := filepath.Join(dir, "ckfs")
 	os.WriteFile(exe, nil, 0o755)
-	old := workspace.HookSettings(exe, "claude") // no ckfs-hook yet: "ckfs hook claude"
-	os.WriteFile(filepath.Join(dir, workspace.HookExecutable), nil, 0o755)
-	cmds := workspace.HookCommands(exe, "claude")
+	old := agent.Must("claude").HookSettings(exe) // no ckfs-hook yet: "ckfs hook claude"
+	os.WriteFile(filepath.Join(dir, agent.HookExecutable), nil, 0o755)
+	cmds := agent.Must("claude").HookCommands(exe)
 	if cmds[0] != filepath.Join(dir, "ckfs-hook")+" claude" || cmds[1] != exe+" hook claude" {
 		t.Fatalf("HookCommands = %q", cmds)
 	}
@@ -142,7 +142,7 @@ func TestHooksInstallSwitchesToTheHookExecutable(t *testing.T) {
 	b, _ := json.Marshal(old)
 	os.WriteFile(path, b, 0o600)
 	var out, msg bytes.Buffer
-	if err := workspace.InstallHooks(path, workspace.HookSettings(exe, "claude"), cmds[1:], false, time.Now(), &out, &msg); err != nil {
+	if err := agent.InstallHooks(path, agent.Must("claude").HookSettings(exe), cmds[1:], false, time.Now(), &out, &msg); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := os.ReadFile(path)
@@ -160,9 +160,9 @@ func TestHooksInstallKeepsLinksAndRespectsReadOnly(t *testing.T) {
 	os.WriteFile(real, []byte(`{"model":"x"}`+"\n"), 0o644)
 	link := filepath.Join(dir, "settings.json")
 	os.Symlink(real, link)
-	ours := workspace.HookSettings("/usr/bin/ckfs", "claude")
+	ours := agent.Must("claude").HookSettings("/usr/bin/ckfs")
 	var out, msg bytes.Buffer
-	if err := workspace.InstallHooks(link, ours, nil, false, time.Now(), &out, &msg); err != nil {
+	if err := agent.InstallHooks(link, ours, nil, false, time.Now(), &out, &msg); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
@@ -176,7 +176,7 @@ func TestHooksInstallKeepsLinksAndRespectsReadOnly(t *testing.T) {
 	}
 	ro := filepath.Join(dir, "ro.json")
 	os.WriteFile(ro, []byte("{}\n"), 0o444)
-	err := workspace.InstallHooks(ro, ours, nil, false, time.Now(), &out, &msg)
+	err := agent.InstallHooks(ro, ours, nil, false, time.Now(), &out, &msg)
 	if err == nil || !strings.Contains(err.Error(), "read-only") {
 		t.Fatalf("a read-only settings file: %v", err)
 	}

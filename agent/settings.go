@@ -1,4 +1,4 @@
-package workspace
+package agent
 
 import (
 	"encoding/json"
@@ -8,24 +8,18 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"github.com/ckfs-dev/ckfs/internal/durable"
-	"github.com/ckfs-dev/ckfs/transcript"
 )
 
 // HookSettings is the hook configuration that sends every event ckfs uses
-// to `ckfs hook AGENT`, in the shape Claude Code's settings files and Codex
-// CLI's hooks.json share.
-func HookSettings(exe, agent string) map[string]any {
-	cmd := map[string]any{"type": "command", "command": HookCommands(exe, agent)[0], "timeout": 60}
-	all := "*"
-	if agent == transcript.Codex {
-		all = ".*" // Codex matchers are regular expressions
-	}
+// to ckfs's hook command (run by the ckfs binary exe), in the shape the
+// agent's settings take (Claude Code's settings files and Codex CLI's
+// hooks.json share it).
+func (a *Agent) HookSettings(exe string) map[string]any {
+	cmd := map[string]any{"type": "command", "command": a.HookCommands(exe)[0], "timeout": 60}
 	group := func(matcher bool) []map[string]any {
 		g := map[string]any{"hooks": []any{cmd}}
 		if matcher {
-			g["matcher"] = all
+			g["matcher"] = a.matchAll
 		}
 		return []map[string]any{g}
 	}
@@ -37,8 +31,8 @@ func HookSettings(exe, agent string) map[string]any {
 		// The end of a turn closes every call that never reported back.
 		"Stop": group(false),
 	}
-	if agent == transcript.Claude {
-		hooks["PostToolUseFailure"] = group(true)
+	for _, ev := range a.toolEvents {
+		hooks[ev] = group(true)
 	}
 	return map[string]any{"hooks": hooks}
 }
@@ -52,16 +46,17 @@ const HookExecutable = "ckfs-hook"
 // HookCommands returns the command an agent runs for a hook event, first
 // the one to install: the hook executable beside exe when it is there,
 // else exe's hook command; then the other form, which is ckfs's too.
-func HookCommands(exe, agent string) []string {
-	full := ShellQuote(exe) + " hook " + agent
+func (a *Agent) HookCommands(exe string) []string {
+	full := ShellQuote(exe) + " hook " + a.Name
 	small := filepath.Join(filepath.Dir(exe), HookExecutable)
-	short := ShellQuote(small) + " " + agent
+	short := ShellQuote(small) + " " + a.Name
 	if st, err := os.Stat(small); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
 		return []string{short, full}
 	}
 	return []string{full, short}
 }
 
+// ShellQuote quotes s for a POSIX shell, leaving a plain word as it is.
 func ShellQuote(s string) string {
 	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+") == "" {
 		return s
@@ -102,25 +97,6 @@ func TOMLInline(v any) string {
 	default:
 		return fmt.Sprint(x)
 	}
-}
-
-// AgentSettingsPath is the user settings file an agent reads its hooks
-// from.
-func AgentSettingsPath(agent string) (string, error) {
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", err
-	}
-	if agent == transcript.Claude {
-		if d := os.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
-			return filepath.Join(d, "settings.json"), nil
-		}
-		return filepath.Join(home, ".claude", "settings.json"), nil
-	}
-	if d := os.Getenv("CODEX_HOME"); d != "" {
-		return filepath.Join(d, "hooks.json"), nil
-	}
-	return filepath.Join(home, ".codex", "hooks.json"), nil
 }
 
 // MergeHooks adds each of our event's hook groups to settings["hooks"]
@@ -199,27 +175,4 @@ func findHook(have []any, g map[string]any, match func(cmd string) bool) map[str
 		}
 	}
 	return nil
-}
-
-// AgentArgs are the arguments that give the agent ckfs's hooks for one
-// run: for Claude Code a settings file kept in the store (never in the
-// repository or the user's own settings), for Codex the hooks as a
-// configuration override, with the trust bypass Codex needs to run hooks
-// nobody has reviewed.
-func AgentArgs(store, exe, agent string) ([]string, error) {
-	switch agent {
-	case transcript.Claude:
-		settings := Layout(store).ClaudeSettings()
-		b, _ := json.MarshalIndent(HookSettings(exe, transcript.Claude), "", "  ")
-		if err := os.MkdirAll(filepath.Dir(settings), 0o700); err != nil {
-			return nil, err
-		}
-		if err := durable.WriteFile(settings, append(b, '\n'), 0o600); err != nil {
-			return nil, err
-		}
-		return []string{"--settings", settings}, nil
-	case transcript.Codex:
-		return []string{"-c", "hooks=" + TOMLInline(HookSettings(exe, transcript.Codex)["hooks"]), "--dangerously-bypass-hook-trust"}, nil
-	}
-	return nil, fmt.Errorf("no hooks for agent %q", agent)
 }

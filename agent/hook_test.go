@@ -1,4 +1,4 @@
-package workspace
+package agent
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ckfs-dev/ckfs/session"
+	"github.com/ckfs-dev/ckfs/workspace"
 )
 
 func FuzzHookInput(f *testing.F) {
@@ -54,14 +55,14 @@ func TestHookFailsOpen(t *testing.T) {
 // and its result) and closes no open call; the user's next prompt does.
 func TestInjectedPromptsAreNoTurns(t *testing.T) {
 	store, root := t.TempDir(), t.TempDir()
-	if err := Init(store, root); err != nil {
+	if err := workspace.Init(store, root); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now()
 	hook := func(event, prompt string) {
 		t.Helper()
 		in := &HookInput{Event: event, SessionID: "7f3c2a9e-4b1d-4e8a-9c2f-1a2b3c4d5e6f", Cwd: root, Prompt: prompt, ToolUseID: "toolu_01", ToolName: "Bash"}
-		if err := handleHook(store, "claude", in, now); err != nil {
+		if err := handleHook(store, claude, in, now); err != nil {
 			t.Fatalf("%s %q: %v", event, prompt, err)
 		}
 	}
@@ -100,14 +101,14 @@ func TestInjectedPromptsAreNoTurns(t *testing.T) {
 // and does not grow: it reads only regular files.
 func TestHookRefusesEndlessTranscripts(t *testing.T) {
 	store, root := t.TempDir(), t.TempDir()
-	if err := Init(store, root); err != nil {
+	if err := workspace.Init(store, root); err != nil {
 		t.Fatal(err)
 	}
 	fifo := filepath.Join(t.TempDir(), "fifo")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, agent := range []string{"claude", "codex"} {
+	for _, agent := range all {
 		for _, p := range []string{"/dev/zero", fifo} {
 			in := &HookInput{Event: "UserPromptSubmit", SessionID: "7f3c2a9e-4b1d-4e8a-9c2f-1a2b3c4d5e6f", Cwd: root, Prompt: "go", TranscriptPath: p}
 			done := make(chan error, 1)
@@ -115,7 +116,7 @@ func TestHookRefusesEndlessTranscripts(t *testing.T) {
 			select {
 			case <-done:
 			case <-time.After(HookDeadline):
-				t.Fatalf("%s hook with transcript %s did not return", agent, p)
+				t.Fatalf("%s hook with transcript %s did not return", agent.Name, p)
 			}
 		}
 	}

@@ -1,20 +1,20 @@
-package workspace_test
+package agent_test
 
 import (
 	"testing"
 
 	"github.com/BurntSushi/toml"
-	"github.com/ckfs-dev/ckfs/workspace"
+	"github.com/ckfs-dev/ckfs/agent"
 	"github.com/google/go-cmp/cmp"
 )
 
 // The hooks handed to codex with -c are TOML that decodes to exactly the
 // hooks.json that ckfs hooks print codex writes.
 func TestCodexHooksAsTOML(t *testing.T) {
-	hooks := workspace.HookSettings("/opt/my tools/ckfs \"x\"", "codex")["hooks"]
+	hooks := agent.Must("codex").HookSettings("/opt/my tools/ckfs \"x\"")["hooks"]
 	var got map[string]any
-	if _, err := toml.Decode("hooks="+workspace.TOMLInline(hooks), &got); err != nil {
-		t.Fatalf("%v\n%s", err, workspace.TOMLInline(hooks))
+	if _, err := toml.Decode("hooks="+agent.TOMLInline(hooks), &got); err != nil {
+		t.Fatalf("%v\n%s", err, agent.TOMLInline(hooks))
 	}
 	want := map[string]any{}
 	for ev, groups := range hooks.(map[string]any) {

@@ -1,4 +1,4 @@
-package workspace
+package agent
 
 import (
 	"bytes"
@@ -17,18 +17,19 @@ import (
 	"github.com/ckfs-dev/ckfs/internal/proc"
 	"github.com/ckfs-dev/ckfs/session"
 	"github.com/ckfs-dev/ckfs/transcript"
+	"github.com/ckfs-dev/ckfs/workspace"
 )
 
 // RunHook handles one hook event. It never fails: an agent must never be
 // blocked by its undo layer. Problems are logged to the store's hook.log
 // (before a store is found, to hook.log in the directory of all stores);
 // nothing is ever written to stderr, which the agent may show.
-func RunHook(agent string, stdin io.Reader, stderr io.Writer, now time.Time) {
+func RunHook(name string, stdin io.Reader, stderr io.Writer, now time.Time) {
 	// Nothing goes to stderr, which the agent may show: problems go to the
 	// store's hook.log, or, before a store is found, to hook.log in the
 	// directory of all stores.
 	logw := io.Writer(io.Discard)
-	if base, err := Base(); err == nil && os.MkdirAll(base, 0o700) == nil {
+	if base, err := workspace.Base(); err == nil && os.MkdirAll(base, 0o700) == nil {
 		if f, err := os.OpenFile(filepath.Join(base, "hook.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600); err == nil {
 			defer f.Close()
 			logw = f
@@ -40,6 +41,11 @@ func RunHook(agent string, stdin io.Reader, stderr io.Writer, now time.Time) {
 			fmt.Fprintf(logw, "ckfs hook: internal error: %v\n", r)
 		}
 	}()
+	a, err := Lookup(name)
+	if err != nil {
+		fmt.Fprintf(logw, "ckfs hook: %v\n", err)
+		return
+	}
 	b, err := io.ReadAll(io.LimitReader(stdin, MaxHookInput))
 	if err != nil {
 		fmt.Fprintf(logw, "ckfs hook: read stdin: %v\n", err)
@@ -50,18 +56,18 @@ func RunHook(agent string, stdin io.Reader, stderr io.Writer, now time.Time) {
 		fmt.Fprintf(logw, "ckfs hook: %v\n", err)
 		return
 	}
-	store, _, err = Find(os.Getenv("CKFS_STORE"), in.Cwd)
+	store, _, err = workspace.Find(os.Getenv("CKFS_STORE"), in.Cwd)
 	if err != nil {
 		// Not a ckfs workspace: the agent runs without undo, silently.
 		fmt.Fprintf(logw, "%s ckfs hook %s: %v\n", now.UTC().Format(time.RFC3339), in.Event, err)
 		return
 	}
-	f, err := os.OpenFile(Layout(store).HookLog(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	f, err := os.OpenFile(workspace.Layout(store).HookLog(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err == nil {
 		defer f.Close()
 		logw = f
 	}
-	log := slog.New(slog.NewJSONHandler(logw, nil)).With("agent", agent, "event", in.Event, "session", in.SessionID)
+	log := slog.New(slog.NewJSONHandler(logw, nil)).With("agent", a.Name, "event", in.Event, "session", in.SessionID)
 	// The agent waits for the hook: whatever it is given (a transcript on
 	// a hung file system, a daemon that stopped answering), it returns
 	// within HookDeadline, and the process exits with the rest undone.
@@ -72,7 +78,7 @@ func RunHook(agent string, stdin io.Reader, stderr io.Writer, now time.Time) {
 				done <- fmt.Errorf("internal error: %v", r)
 			}
 		}()
-		done <- handleHook(store, agent, in, now)
+		done <- handleHook(store, a, in, now)
 	}()
 	select {
 	case err := <-done:
@@ -88,7 +94,7 @@ func RunHook(agent string, stdin io.Reader, stderr io.Writer, now time.Time) {
 const HookDeadline = 10 * time.Second
 
 // handleHook records one event on both timelines, each on its own.
-func handleHook(store, agent string, in *HookInput, now time.Time) error {
+func handleHook(store string, a *Agent, in *HookInput, now time.Time) error {
 	if in.Event == "UserPromptSubmit" && InjectedPrompt(in.Prompt) {
 		// Not the user's: a background task's notification or another
 		// text the agent injects, possibly between a tool call and its
@@ -96,23 +102,23 @@ func handleHook(store, agent string, in *HookInput, now time.Time) error {
 		// cut that a conversation rewind must refuse.
 		return nil
 	}
-	mounted := DaemonAlive(store)
+	mounted := workspace.DaemonAlive(store)
 	switch in.Event {
 	case "SessionStart", "UserPromptSubmit", "Stop":
 		// A turn boundary: every call of the session still open will
 		// never get its Post event (rejected, blocked, aborted, left
 		// running). Close them first, so no window stays open and the
 		// next mark is taken after them.
-		if err := closeOpenCalls(store, agent, in, mounted, now, true); err != nil {
+		if err := closeOpenCalls(store, a, in, mounted, now, true); err != nil {
 			return err
 		}
 	case "PreToolUse":
-		// Codex sends no PostToolUse for a patch it intercepts from a
-		// shell call and applies itself; its result is in the rollout by
-		// the next call. Close such calls before the next one opens, so
-		// their windows do not run alongside it.
-		if agent == transcript.Codex {
-			if err := closeOpenCalls(store, agent, in, mounted, now, false); err != nil {
+		// An agent that runs some calls without a Post event has their
+		// result in its transcript by the next call. Close such calls
+		// before the next one opens, so their windows do not run
+		// alongside it.
+		if a.postless {
+			if err := closeOpenCalls(store, a, in, mounted, now, false); err != nil {
 				return err
 			}
 		}
@@ -122,10 +128,10 @@ func handleHook(store, agent string, in *HookInput, now time.Time) error {
 		if in.SessionID == "" {
 			return fmt.Errorf("SessionStart without session_id")
 		}
-		return session.Append(store, in.SessionID, now, &session.Event{Kind: session.KindStart, Agent: agent,
+		return session.Append(store, in.SessionID, now, &session.Event{Kind: session.KindStart, Agent: a.Name,
 			AgentSession: in.SessionID, Transcript: in.TranscriptPath, Source: in.Source})
 	case "UserPromptSubmit":
-		if err := writeHookMark(store, agent, in, mounted, now); err != nil {
+		if err := writeHookMark(store, a, in, mounted, now); err != nil {
 			return err
 		}
 		if in.SessionID == "" {
@@ -135,7 +141,7 @@ func handleHook(store, agent string, in *HookInput, now time.Time) error {
 	case "PreToolUse":
 		var werr error
 		if mounted {
-			_, werr = Call(store, Request{Op: "open", ID: in.ToolUseID, Tool: in.ToolName, Label: ToolLabel(in.ToolInput),
+			_, werr = workspace.Call(store, workspace.Request{Op: "open", ID: in.ToolUseID, Tool: in.ToolName, Label: ToolLabel(in.ToolInput),
 				Agent: proc.Agent(proc.System{}, os.Getppid()), Command: toolCommand(in.ToolInput)})
 		}
 		if in.SessionID != "" {
@@ -147,7 +153,7 @@ func handleHook(store, agent string, in *HookInput, now time.Time) error {
 	case "PostToolUse", "PostToolUseFailure":
 		var werr error
 		if mounted {
-			_, werr = Call(store, Request{Op: "close", ID: in.ToolUseID})
+			_, werr = workspace.Call(store, workspace.Request{Op: "close", ID: in.ToolUseID})
 		}
 		if in.SessionID != "" {
 			if err := session.Append(store, in.SessionID, now, &session.Event{Kind: session.KindToolResult, Call: in.ToolUseID, Failed: in.Event == "PostToolUseFailure"}); err != nil {
@@ -164,7 +170,7 @@ func handleHook(store, agent string, in *HookInput, now time.Time) error {
 // and, at a turn's end (turnEnd), every other one as unfinished (its
 // window, and in the session log a tool_result marked unfinished), so both
 // timelines treat it as the agent does (a call that is over).
-func closeOpenCalls(store, agent string, in *HookInput, mounted bool, now time.Time, turnEnd bool) error {
+func closeOpenCalls(store string, a *Agent, in *HookInput, mounted bool, now time.Time, turnEnd bool) error {
 	if in.SessionID == "" {
 		return nil
 	}
@@ -172,14 +178,15 @@ func closeOpenCalls(store, agent string, in *HookInput, mounted bool, now time.T
 	if err != nil || len(calls) == 0 {
 		return err
 	}
-	// Codex runs some calls without a Post event (a patch it applies
-	// itself): a result in its rollout means the call ran. Claude Code
-	// sends a Post event for every call that ran; a result without one is
-	// its answer to a call that never ran (rejected, blocked).
+	// An agent that runs some calls without a Post event (Codex, a patch
+	// it applies itself) has their result in its transcript: there a
+	// result means the call ran. An agent that sends a Post event for
+	// every call that ran (Claude Code) answers a call that never ran
+	// (rejected, blocked) with a result and no Post event.
 	var answered map[string]bool
-	if in.TranscriptPath != "" && agent == transcript.Codex {
+	if in.TranscriptPath != "" && a.postless {
 		// Unreadable: every call counts as unanswered.
-		answered, _ = transcript.Answered(in.TranscriptPath, agent, calls)
+		answered, _ = transcript.Answered(in.TranscriptPath, a.Dialect, calls)
 	}
 	var errs []error
 	for _, c := range calls {
@@ -193,7 +200,7 @@ func closeOpenCalls(store, agent string, in *HookInput, mounted bool, now time.T
 		}
 		if mounted {
 			// Refused: the window is closed already.
-			if _, err := Call(store, Request{Op: "close", ID: c, Reason: reason}); err != nil && !errors.Is(err, ErrRefused) {
+			if _, err := workspace.Call(store, workspace.Request{Op: "close", ID: c, Reason: reason}); err != nil && !errors.Is(err, workspace.ErrRefused) {
 				errs = append(errs, err)
 			}
 		}
@@ -230,21 +237,21 @@ func InjectedPrompt(p string) bool {
 
 // writeHookMark writes the mark of a turn that is about to begin: the file
 // checkpoint now and the conversation as it stands before the prompt.
-func writeHookMark(store, agent string, in *HookInput, mounted bool, now time.Time) error {
-	files, err := FileCheckpoint(store, mounted)
+func writeHookMark(store string, a *Agent, in *HookInput, mounted bool, now time.Time) error {
+	files, err := workspace.FileCheckpoint(store, mounted)
 	if err != nil {
 		return err
 	}
-	m := &session.Mark{Label: FirstLine(in.Prompt, 80), Files: files}
+	m := &session.Mark{Label: workspace.FirstLine(in.Prompt, 80), Files: files}
 	if in.SessionID != "" {
-		c := &session.Coord{Session: in.SessionID, Agent: agent}
+		c := &session.Coord{Session: in.SessionID, Agent: a.Name}
 		if c.Seq, err = session.LastSeq(store, in.SessionID); err != nil {
 			return err
 		}
 		if in.TranscriptPath != "" {
 			// Only the end of the transcript is parsed: a hook's cost
 			// must not grow with the session.
-			n, prefix, err := transcript.MarkPosition(in.TranscriptPath, agent, in.Prompt)
+			n, prefix, err := transcript.MarkPosition(in.TranscriptPath, a.Dialect, in.Prompt)
 			switch {
 			case err == nil:
 				c.Transcript, c.Lines, c.Prefix = in.TranscriptPath, int64(n), prefix
@@ -260,24 +267,6 @@ func writeHookMark(store, agent string, in *HookInput, mounted bool, now time.Ti
 	return err
 }
 
-// FileCheckpoint is the file timeline's last seq: through the daemon (after
-// it records what is being written) when mounted, from the file otherwise.
-func FileCheckpoint(store string, mounted bool) (uint64, error) {
-	if mounted {
-		rep, err := Call(store, Request{Op: "flush"})
-		if err != nil {
-			return 0, err
-		}
-		return rep.Seq, nil
-	}
-	return LastTimelineSeq(store)
-}
-
-func DaemonAlive(store string) bool {
-	st, err := ReadDaemonState(store)
-	return err == nil && ProcessAlive(st.PID)
-}
-
 // compactJSON keeps a tool input as JSON on one line (nil if it is not).
 func compactJSON(b json.RawMessage) json.RawMessage {
 	if len(b) == 0 || !json.Valid(b) {
@@ -288,9 +277,4 @@ func compactJSON(b json.RawMessage) json.RawMessage {
 		return nil
 	}
 	return buf.Bytes()
-}
-
-// LastTimelineSeq reads the file timeline's last seq from its tail.
-func LastTimelineSeq(store string) (uint64, error) {
-	return index.LastSeq(Layout(store).Timeline())
 }

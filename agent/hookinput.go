@@ -1,4 +1,4 @@
-package workspace
+package agent
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ckfs-dev/ckfs/session"
+	"github.com/ckfs-dev/ckfs/workspace"
 )
 
 // HookInput is what Claude Code and Codex CLI send a command hook on
@@ -66,7 +67,7 @@ func ToolLabel(input json.RawMessage) string {
 	}
 	for _, k := range []string{"command", "cmd", "file_path", "path", "notebook_path", "description", "pattern"} {
 		if s, ok := inputString(m[k]); ok {
-			return FirstLine(s, 200)
+			return workspace.FirstLine(s, 200)
 		}
 	}
 	return ""
@@ -103,14 +104,4 @@ func toolCommand(input json.RawMessage) string {
 		}
 	}
 	return ""
-}
-
-func FirstLine(s string, n int) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i] + " …"
-	}
-	if len(s) > n {
-		s = strings.ToValidUTF8(s[:n], "") + "…"
-	}
-	return s
 }
