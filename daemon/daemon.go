@@ -1,20 +1,21 @@
+// Package daemon is a running mount: it opens a workspace's store and
+// timeline (holding its lock), checks the disk against the timeline, serves
+// the passthrough through fusefs with capture behind it, answers the
+// control socket (windows, flushes, status, rewinds, collections, unmount),
+// pushes to the store's remotes, and on stop finishes capture before it
+// unmounts. Run is the daemon process's body: open, serve, stop (run.go);
+// Spawn starts that process and waits for its ready line; Start serves one
+// in this process (tests use it, not a copy).
 package daemon
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"os"
-	"os/signal"
-	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/ckfs-dev/ckfs/capture"
@@ -22,12 +23,8 @@ import (
 	"github.com/ckfs-dev/ckfs/config"
 	"github.com/ckfs-dev/ckfs/fusefs"
 	"github.com/ckfs-dev/ckfs/index"
-	"github.com/ckfs-dev/ckfs/internal/durable"
-	"github.com/ckfs-dev/ckfs/internal/proc"
-	"github.com/ckfs-dev/ckfs/internal/testhooks"
 	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/hanwen/go-fuse/v2/fuse"
-	"golang.org/x/sys/unix"
 )
 
 // Options are what a daemon serves and how.
@@ -68,216 +65,27 @@ type daemon struct {
 	lastSizeCheck time.Time
 	sizeEvery     time.Duration
 	up            *uploader // pushes to the store's remotes
+
+	// undo is what open acquired, released last first: all of it when
+	// open fails, the rest after stop's ordered steps.
+	undo cleanups
+	// ln is the control socket; conns counts its connections.
+	ln    *net.UnixListener
+	conns sync.WaitGroup
+	// unmounted: stop has unmounted already (or the kernel did).
+	unmounted bool
 }
 
-// Run mounts and serves until it is told to unmount, is signalled, or
-// the mount goes away. It reports "ok" or the error on ready.
-func Run(ctx context.Context, o Options, ready io.Writer) (err error) {
-	defer func() {
-		if err != nil {
-			fmt.Fprintf(ready, "error: %v\n", err)
-		}
-	}()
-	// A long-running daemon keeps its heap small: collect when the heap
-	// has grown by a quarter. The inode tables of a large tree dominate it
-	// (about 440 bytes a walked entry in go-fuse), and the peak RSS is
-	// about 1+GOGC/100 times them; the cost of collecting that often did
-	// not show on any passthrough row (bench/RESULTS.md).
-	debug.SetGCPercent(25)
-	// The kernel has already applied the caller's umask to the modes it
-	// sends; the daemon must not apply its own on top.
-	// In-process (Start), the umask is given back when the daemon stops.
-	defer syscall.Umask(syscall.Umask(0))
-	if err := workspace.Init(o.Store, o.Root); err != nil {
-		return err
-	}
-	logf, err := os.OpenFile(workspace.Layout(o.Store).DaemonLog(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-	if err != nil {
-		return fmt.Errorf("open daemon log: %w", err)
-	}
-	defer logf.Close()
-	log := slog.New(slog.NewJSONHandler(logf, nil)).With("pid", os.Getpid())
+// cleanups is a stack of clean-up steps, run last first.
+type cleanups []func()
 
-	tl, rep, err := index.OpenWriter(o.Store, index.WriterOptions{})
-	if errors.Is(err, index.ErrLocked) {
-		return workspace.Errorf(workspace.ErrBusy, "%s is already mounted (its store %s is locked): ckfs status shows where", o.Root, o.Store)
-	}
-	if err != nil {
-		return err
-	}
-	defer tl.Close()
-	if rep != nil {
-		log.Warn("timeline repaired", "what", rep.String())
-	}
-	store, err := cas.Open(o.Store, nil)
-	if err != nil {
-		return err
-	}
-	history, tail, err := index.Load(workspace.Layout(o.Store).Timeline())
-	if err != nil {
-		return err
-	}
-	if tail != nil {
-		return workspace.BadTimeline(o.Store, tail)
-	}
-	rootFd, err := workspace.OpenRoot(o.Root)
-	if err != nil {
-		return fmt.Errorf("open %s: %w", o.Root, err)
-	}
-	defer unix.Close(rootFd)
-	rec, err := capture.New(capture.Options{
-		Store: store, Timeline: tl, Source: capture.NewDirSource(rootFd),
-		Excludes: o.Excludes, MaxFileSize: o.MaxFileSize, History: history, Logger: log,
-		Procs: proc.System{},
-	})
-	if err != nil {
-		return err
-	}
-	if done, err := rec.Reconcile(history); err != nil {
-		return fmt.Errorf("finish what the previous daemon left open: %w", err)
-	} else if len(done.Windows) > 0 || done.Paths > 0 {
-		log.Warn("the previous daemon stopped without finishing; reconciled", "interrupted_windows", done.Windows, "post_images", done.Paths)
-	}
-	// Before anything is attributed to a window, the disk is checked
-	// against the timeline: what changed while nothing was mounted is the
-	// user's own change.
-	if c, err := rec.CheckRecorded(); err != nil {
-		return fmt.Errorf("check the recorded files against the disk: %w", err)
-	} else if c.Found > 0 || c.Failed > 0 {
-		log.Info("changes made while not mounted recorded as your own", "found", c.Found, "checked", c.Paths, "read", c.Read, "unreadable", c.Failed)
-	}
-	fsys, err := fusefs.New(rootFd, o.Root, rec)
-	if err != nil {
-		return err
-	}
-	// Every path the daemon opens by name is absolute, and what depends
-	// on the environment is resolved now: once the mount serves from the
-	// backing directory, the working directory is that directory.
-	base, baseErr := workspace.Base()
-	if o.OwnProcess {
-		if err := fsys.ServeFromCwd(); err != nil {
-			return err
-		}
-	}
-	// The mount names its store as its source, so that every process can
-	// tell which store serves a path (fusermount's option list cannot
-	// carry commas; such a store is found by its registered link only).
-	source := ""
-	if !strings.ContainsAny(o.Store, ", \t\n\\") {
-		source = workspace.SourcePrefix + o.Store
-	}
-	srv, err := fsys.Mount(o.Mountpoint, fusefs.Options{InPlace: o.Mountpoint == o.Root, AllowOther: o.AllowOther, Debug: o.Debug, Source: source, Cached: o.IO != config.IOPassthrough})
-	if err != nil {
-		return err
-	}
-	d := &daemon{o: o, log: log, rec: rec, tl: tl, srv: srv, fsys: fsys, store: store, rootFd: rootFd, stop: make(chan string, 4), sizeEvery: testhooks.SizeCheckEvery(), lastSizeCheck: time.Now()}
-	d.up = d.startUploader()
-	defer d.up.halt() // an early return stops it without pushing
+func (c *cleanups) push(f func()) { *c = append(*c, f) }
 
-	sock := workspace.SocketPath(o.Store)
-	os.Remove(sock) // stale: we hold the store lock, so no daemon owns it
-	addr, done, err := workspace.SockAddr(sock)
-	if err != nil {
-		srv.Unmount()
-		return err
+func (c *cleanups) run() {
+	for i := len(*c) - 1; i >= 0; i-- {
+		(*c)[i]()
 	}
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: addr, Net: "unix"})
-	done()
-	if ln != nil {
-		// The listener would unlink the short name it was given, which
-		// means nothing once its directory descriptor is closed: remove
-		// the real path ourselves when it closes.
-		ln.SetUnlinkOnClose(false)
-	}
-	if err != nil {
-		srv.Unmount()
-		return fmt.Errorf("control socket %s: %w", sock, err)
-	}
-	os.Chmod(sock, 0o600)
-	var conns sync.WaitGroup
-	go serveControl(ln, &conns, log, d.handle)
-
-	st := workspace.DaemonState{PID: os.Getpid(), Root: o.Root, Mountpoint: o.Mountpoint, Socket: sock, Started: time.Now().UTC(), IO: fsys.Model()}
-	b, _ := json.MarshalIndent(st, "", "  ")
-	if err := durable.WriteFile(workspace.Layout(o.Store).DaemonState(), append(b, '\n'), 0o600); err != nil {
-		ln.Close()
-		srv.Unmount()
-		return err
-	}
-	// Every mount registers itself by its mountpoint, in place or not, so
-	// that every later command finds the store that serves the path (a
-	// --store given at mount included).
-	link := ""
-	{
-		if baseErr == nil {
-			link = workspace.MountLink(base, o.Mountpoint)
-			os.MkdirAll(filepath.Dir(link), 0o700)
-			os.Remove(link)
-			os.Symlink(o.Store, link)
-		}
-	}
-	log.Info("mounted", "root", o.Root, "mountpoint", o.Mountpoint)
-	fmt.Fprintln(ready, "ok")
-	d.up.poke() // what an earlier daemon recorded and did not push
-
-	// Post-images are written without waiting for the disk; make them
-	// durable in batches.
-	syncDone := make(chan struct{})
-	defer close(syncDone)
-	go func() {
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case now := <-t.C:
-				rec.QueueQuiet()
-				if err := rec.Sync(); err != nil && !errors.Is(err, capture.ErrClosed) {
-					log.Error("periodic sync", "err", err)
-				}
-				if rec.StoreFullNow() && rec.RefillReserve() {
-					log.Info("the store's disk has room again; its reserve is back")
-				}
-				d.maybeCollect(now)
-			case <-syncDone:
-				return
-			}
-		}
-	}()
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	defer signal.Stop(sigs)
-	go func() { srv.Wait(); d.stop <- "the mount went away" }()
-	var why string
-	select {
-	case s := <-sigs:
-		why = "signal " + s.String()
-	case why = <-d.stop:
-	case <-ctx.Done():
-		why = "context done"
-	}
-	log.Info("stopping", "why", why)
-	fsys.CloseWriteFds()
-	if err := rec.Close(); err != nil {
-		log.Error("final flush", "err", err)
-	}
-	d.mu.Lock()
-	d.closed = true
-	d.mu.Unlock()
-	d.up.close() // before collecting: the pushed seq bounds what may go
-	d.collectAtStop(tl)
-	if why != "unmounted" && why != "the mount went away" {
-		unmountHard(srv, o.Mountpoint, log)
-	}
-	ln.Close()
-	// Let the request that asked us to stop get its reply.
-	waitTimeout(&conns, 2*time.Second)
-	os.Remove(sock)
-	os.Remove(workspace.Layout(o.Store).DaemonState())
-	if link != "" {
-		os.Remove(link)
-	}
-	log.Info("stopped")
-	return nil
+	*c = nil
 }
 
 // unmountHard unmounts, lazily if the mount is busy, so a signalled daemon

@@ -48,7 +48,8 @@ func Spawn(exe string, o Options) (int, error) {
 	defer pr.Close()
 	line, rerr := bufio.NewReader(pr).ReadString('\n')
 	line = strings.TrimSpace(line)
-	if line == "ok" {
+	rep, isReady := parseReady(line)
+	if isReady && rep == nil {
 		pid := cmd.Process.Pid
 		cmd.Process.Release()
 		return pid, nil
@@ -70,8 +71,8 @@ func Spawn(exe string, o Options) (int, error) {
 		os.RemoveAll(o.Store)
 		logHint = ""
 	}
-	if msg, ok := strings.CutPrefix(line, "error: "); ok {
-		return 0, &ReportedError{Msg: msg, Busy: strings.Contains(msg, "already mounted")}
+	if rep != nil {
+		return 0, rep
 	}
 	return 0, fmt.Errorf("mount %s: the daemon exited without serving (%v)%s", o.Root, rerr, logHint)
 }

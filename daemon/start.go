@@ -27,12 +27,15 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	go func() { s.done <- Run(ctx, o, r) }()
 	select {
 	case line := <-r.line:
+		rep, _ := parseReady(line)
 		if line == "ok" {
 			return s, nil
 		}
 		cancel()
 		err := <-s.done
-		if err == nil {
+		if err == nil && rep != nil {
+			err = rep
+		} else if err == nil {
 			err = errors.New(line)
 		}
 		return nil, err

@@ -1,3 +1,12 @@
+// Package workspace is the client side of a workspace: where its store is
+// and what the store holds (Layout, Find, Init, the mounts table), the
+// control protocol's types and client (Call, Request), the timeline as
+// people read it (View, log, diff), and the set-up of what runs against a
+// store — rewinds and reverts, conversation forks at marks, verify,
+// collection — with a workspace's status. Every error carries a kind
+// (ErrUsage, ErrRefused, ErrNotMounted, ErrBusy) that the CLI turns into
+// an exit code. It never links the mount: a command talks to the daemon
+// over the control socket.
 package workspace
 
 import (
