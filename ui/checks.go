@@ -31,7 +31,11 @@ func Config(out io.Writer, c *config.Config, path, root string, asJSON bool) {
 		for _, k := range config.Keys {
 			es = append(es, entry{k, c.Value(k), c.Sources[k]})
 		}
-		JSON(out, map[string]any{"file": path, "repository": root, "settings": es})
+		JSON(out, struct {
+			File       string  `json:"file"`
+			Repository string  `json:"repository"`
+			Settings   []entry `json:"settings"`
+		}{path, root, es})
 		return
 	}
 	fmt.Fprintf(out, "# configuration file: %s\n# repository: %s\n", path, root)

@@ -80,14 +80,27 @@ func runShow(ctx context.Context, o showOptions, stdout io.Writer) error {
 		return err
 	}
 	if o.JSON {
-		out := map[string]any{"checkpoint": seq, "path": path, "type": e.Type, "mode": e.Mode, "size": e.Size, "hash": e.Hash}
+		out := showJSON{Checkpoint: seq, Path: path, Type: e.Type, Mode: e.Mode, Size: e.Size, Hash: e.Hash}
 		if utf8.Valid(b) {
-			out["content"] = string(b)
+			out.Content = new(string(b))
 		} else {
-			out["content_base64"] = base64.StdEncoding.EncodeToString(b)
+			out.ContentBase64 = base64.StdEncoding.EncodeToString(b)
 		}
 		return ui.JSON(stdout, out)
 	}
 	_, err = stdout.Write(b)
 	return err
+}
+
+// showJSON is ckfs show --json: the file's entry at the checkpoint and its
+// content, as text when it is UTF-8 (empty included), else in base64.
+type showJSON struct {
+	Checkpoint    uint64         `json:"checkpoint"`
+	Path          string         `json:"path"`
+	Type          index.FileType `json:"type"`
+	Mode          uint32         `json:"mode"`
+	Size          int64          `json:"size"`
+	Hash          index.Hash     `json:"hash"`
+	Content       *string        `json:"content,omitempty"`
+	ContentBase64 string         `json:"content_base64,omitempty"`
 }

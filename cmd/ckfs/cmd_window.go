@@ -93,7 +93,10 @@ func runWindow(ctx context.Context, o windowOptions, stdout io.Writer) error {
 
 func printWindow(out io.Writer, asJSON bool, what string, rep *workspace.Reply) error {
 	if asJSON {
-		return json.NewEncoder(out).Encode(map[string]any{"id": rep.ID, "seq": rep.Seq})
+		return json.NewEncoder(out).Encode(struct {
+			ID  string `json:"id"`
+			Seq uint64 `json:"seq"`
+		}{rep.ID, rep.Seq})
 	}
 	_, err := fmt.Fprintf(out, "%s window %s at checkpoint %d\n", what, rep.ID, rep.Seq)
 	return err

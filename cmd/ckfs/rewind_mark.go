@@ -36,7 +36,7 @@ func runRewindMark(v *workspace.View, o rewindOptions, out io.Writer) error {
 		return err
 	}
 	m := r.Mark
-	result := map[string]any{"mark": m}
+	result := markRewindJSON{Mark: m}
 	if r.Files {
 		fo := o
 		fo.Files = o.Files && !r.Preview
@@ -46,7 +46,7 @@ func runRewindMark(v *workspace.View, o rewindOptions, out io.Writer) error {
 			w = io.Discard
 		}
 		outcome, err := rewindFiles(v, fo, m.Files, fmt.Sprintf("mark %d (checkpoint %d)", m.Mark, m.Files), w)
-		result["files"] = outcome
+		result.Files = outcome
 		if err != nil {
 			if o.JSON {
 				ui.JSON(out, result)
@@ -61,7 +61,7 @@ func runRewindMark(v *workspace.View, o rewindOptions, out io.Writer) error {
 		fmt.Fprintln(out, "conversation: left as it is (fork it with --conversation)")
 	case !r.Conversation:
 	case r.ConvErr != nil:
-		result["conversation_error"] = r.ConvErr.Error()
+		result.ConversationError = r.ConvErr.Error()
 		if !o.JSON {
 			fmt.Fprintf(out, "conversation: cannot fork at mark %d: %v\n", m.Mark, r.ConvErr)
 		}
@@ -69,7 +69,7 @@ func runRewindMark(v *workspace.View, o rewindOptions, out io.Writer) error {
 		if err := r.ForkConversation(v.Store, o.Files, now); err != nil {
 			return err
 		}
-		result["conversation"] = r.Conv
+		result.Conversation = r.Conv
 		if !o.JSON {
 			ui.ConvPlan(out, r.Conv)
 		}
@@ -81,8 +81,17 @@ func runRewindMark(v *workspace.View, o rewindOptions, out io.Writer) error {
 	}
 	// A preview is a question: its answer, refused, is exit code 3, as
 	// for every other preview.
-	if fo, ok := result["files"].(*rewind.Outcome); ok && fo != nil && !fo.Applied && fo.Report != nil && fo.Report.Refused() {
+	if fo := result.Files; fo != nil && !fo.Applied && fo.Report != nil && fo.Report.Refused() {
 		return &exitError{code: ExitRefused, err: errors.New("this rewind would be refused (see the checks above); nothing was changed"), silent: o.JSON}
 	}
 	return nil
+}
+
+// markRewindJSON is ckfs rewind --mark --json: the mark, what the files
+// side did (or would do), and the conversation's fork or why there is none.
+type markRewindJSON struct {
+	Mark              *session.Mark       `json:"mark"`
+	Files             *rewind.Outcome     `json:"files,omitempty"`
+	Conversation      *workspace.ConvPlan `json:"conversation,omitempty"`
+	ConversationError string              `json:"conversation_error,omitempty"`
 }
