@@ -141,7 +141,7 @@ func handleHook(store string, a *Agent, in *HookInput, now time.Time) error {
 	case "PreToolUse":
 		var werr error
 		if mounted {
-			_, werr = workspace.Call(store, workspace.Request{Op: "open", ID: in.ToolUseID, Tool: in.ToolName, Label: ToolLabel(in.ToolInput),
+			_, werr = workspace.DaemonOf(store).OpenWindow(workspace.Window{ID: in.ToolUseID, Tool: in.ToolName, Label: ToolLabel(in.ToolInput),
 				Agent: proc.Agent(proc.System{}, os.Getppid()), Command: toolCommand(in.ToolInput)})
 		}
 		if in.SessionID != "" {
@@ -153,7 +153,7 @@ func handleHook(store string, a *Agent, in *HookInput, now time.Time) error {
 	case "PostToolUse", "PostToolUseFailure":
 		var werr error
 		if mounted {
-			_, werr = workspace.Call(store, workspace.Request{Op: "close", ID: in.ToolUseID})
+			_, werr = workspace.DaemonOf(store).CloseWindow(in.ToolUseID, "")
 		}
 		if in.SessionID != "" {
 			if err := session.Append(store, in.SessionID, now, &session.Event{Kind: session.KindToolResult, Call: in.ToolUseID, Failed: in.Event == "PostToolUseFailure"}); err != nil {
@@ -200,7 +200,7 @@ func closeOpenCalls(store string, a *Agent, in *HookInput, mounted bool, now tim
 		}
 		if mounted {
 			// Refused: the window is closed already.
-			if _, err := workspace.Call(store, workspace.Request{Op: "close", ID: c, Reason: reason}); err != nil && !errors.Is(err, workspace.ErrRefused) {
+			if _, err := workspace.DaemonOf(store).CloseWindow(c, reason); err != nil && !errors.Is(err, workspace.ErrRefused) {
 				errs = append(errs, err)
 			}
 		}

@@ -107,18 +107,18 @@ func (d *daemon) handle(req workspace.Request) workspace.Reply {
 	if closed {
 		return workspace.Reply{Error: "the daemon is stopping", Code: workspace.CodeNotMounted}
 	}
-	if req.Op == "open" || req.Op == "close" || req.Op == "flush" {
+	if req.Op == workspace.OpOpen || req.Op == workspace.OpClose || req.Op == workspace.OpFlush {
 		// A boundary: no write descriptor is kept past it.
 		defer d.fsys.CloseWriteFds()
 	}
 	switch req.Op {
-	case "open":
+	case workspace.OpOpen:
 		seq, err := d.rec.OpenAgentWindow(req.ID, req.Tool, req.Label, capture.Agent{PID: req.Agent, Command: req.Command, Marked: req.Marked})
 		if err != nil {
 			return workspace.Reply{Error: fmt.Sprintf("open window %q: %v", req.ID, err), Code: codeOf(err)}
 		}
 		return workspace.Reply{OK: true, Seq: seq, ID: req.ID}
-	case "close":
+	case workspace.OpClose:
 		ids := d.rec.OpenWindows()
 		if req.ID == "" && len(ids) > 0 {
 			req.ID = ids[len(ids)-1]
@@ -129,13 +129,13 @@ func (d *daemon) handle(req workspace.Request) workspace.Reply {
 		}
 		d.up.poke()
 		return workspace.Reply{OK: true, Seq: seq, ID: req.ID}
-	case "flush":
+	case workspace.OpFlush:
 		if err := d.rec.Flush(); err != nil {
 			return workspace.Reply{Error: err.Error()}
 		}
 		// The seq is the file timeline's checkpoint now (for marks).
 		return workspace.Reply{OK: true, Seq: d.tl.LastSeq()}
-	case "status":
+	case workspace.OpStatus:
 		s := d.rec.Stats()
 		return workspace.Reply{OK: true, Status: &workspace.StatusInfo{
 			PID: os.Getpid(), Root: d.o.Root, Mountpoint: d.o.Mountpoint,
@@ -143,9 +143,9 @@ func (d *daemon) handle(req workspace.Request) workspace.Reply {
 			ObjectsNew: s.ObjectsNew, BytesStored: s.BytesStored, Skipped: s.Skipped, Errors: s.CaptureError, Batched: s.Prefetched,
 			StoreFull: s.StoreFull, StoreFullSince: s.StoreFullSince, StoreFullNow: d.rec.StoreFullNow(),
 		}}
-	case "rewind", "rollback", "abandon":
+	case workspace.OpRewind, workspace.OpRollback, workspace.OpAbandon:
 		return d.rewind(req)
-	case "gc":
+	case workspace.OpGC:
 		if req.GC == nil {
 			return workspace.Reply{Error: "gc request without parameters", Code: workspace.CodeUsage}
 		}
@@ -154,7 +154,7 @@ func (d *daemon) handle(req workspace.Request) workspace.Reply {
 			return workspace.Reply{Error: err.Error(), Code: codeOf(err)}
 		}
 		return workspace.Reply{OK: true, GC: res}
-	case "unmount":
+	case workspace.OpUnmount:
 		if err := d.rec.Flush(); err != nil {
 			d.log.Error("flush before unmount", "err", err)
 		}

@@ -27,7 +27,7 @@ func (d *daemon) rewind(req workspace.Request) workspace.Reply {
 			return err
 		}
 		switch req.Op {
-		case "rollback", "abandon":
+		case workspace.OpRollback, workspace.OpAbandon:
 			j, err := rewind.ReadJournal(env.Applier.JournalDir, req.RewindOp)
 			if err != nil {
 				return err
@@ -35,7 +35,7 @@ func (d *daemon) rewind(req workspace.Request) workspace.Reply {
 			for _, p := range j.Paths {
 				touched = append(touched, p.Path)
 			}
-			if req.Op == "abandon" {
+			if req.Op == workspace.OpAbandon {
 				return env.Applier.Abandon(req.RewindOp)
 			}
 			return env.Applier.Rollback(req.RewindOp)

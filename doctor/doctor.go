@@ -226,12 +226,12 @@ func storeSpaceCheck(store string, live bool) Diagnosis {
 	policy := "when it is full, writes whose pre-image cannot be stored are refused with ENOSPC and changes whose post-image cannot be stored are recorded as not restorable"
 	fix := "free space on that disk, run ckfs gc, or move the store (CKFS_HOME) to a larger disk"
 	if live {
-		if rep, err := workspace.Call(store, workspace.Request{Op: "status"}); err == nil && rep.Status != nil && (rep.Status.StoreFull > 0 || rep.Status.StoreFullNow) {
+		if st, err := workspace.DaemonOf(store).Status(); err == nil && st != nil && (st.StoreFull > 0 || st.StoreFullNow) {
 			status := "warn"
-			if rep.Status.StoreFullNow {
+			if st.StoreFullNow {
 				status = "fail"
 			}
-			return Diagnosis{"store space", status, config.FormatSize(free) + " free; " + rep.Status.FullLine(), fix}
+			return Diagnosis{"store space", status, config.FormatSize(free) + " free; " + st.FullLine(), fix}
 		}
 	}
 	if free < lowStoreSpace {

@@ -17,7 +17,7 @@ import (
 // The daemon also checks that the peer runs as its own user.
 
 type Request struct {
-	Op       string          `json:"op"` // open, close, status, flush, unmount, rewind, rollback, abandon
+	Op       string          `json:"op"` // one of the Op constants (client.go)
 	Rewind   *rewind.Request `json:"rewind,omitempty"`
 	RewindOp string          `json:"rewind_op,omitempty"` // rollback, abandon: the rewind's op id
 	ID       string          `json:"id,omitempty"`
@@ -107,7 +107,7 @@ func SocketPath(store string) string { return Layout(store).Socket() }
 // Before a window boundary (open, close, flush) it writes back what the
 // mount's page cache holds dirty (see syncMount).
 func Call(store string, req Request) (*Reply, error) {
-	if req.Op == "open" || req.Op == "close" || req.Op == "flush" {
+	if req.Op == OpOpen || req.Op == OpClose || req.Op == OpFlush {
 		syncMount(store)
 	}
 	sock := SocketPath(store)

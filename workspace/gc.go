@@ -15,11 +15,7 @@ import (
 // here (holding the timeline's writer lock) when it is not.
 func Collect(store string, p gc.Policy, dry bool) (*gc.Result, error) {
 	if st, err := ReadDaemonState(store); err == nil && ProcessAlive(st.PID) {
-		rep, err := Call(store, Request{Op: "gc", GC: &GCRequest{Policy: p, DryRun: dry}})
-		if err != nil {
-			return nil, err
-		}
-		return rep.GC, nil
+		return DaemonOf(store).Collect(GCRequest{Policy: p, DryRun: dry})
 	}
 	w, rep, err := index.OpenWriter(store, index.WriterOptions{})
 	if errors.Is(err, index.ErrLocked) {

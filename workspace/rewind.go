@@ -13,14 +13,7 @@ import (
 // Rewind runs req through the daemon when mounted, or here otherwise.
 func (v *View) Rewind(req rewind.Request) (*rewind.Outcome, error) {
 	if v.Mounted {
-		rep, err := Call(v.Store, Request{Op: "rewind", Rewind: &req})
-		if rep != nil && rep.Refused {
-			return rep.Outcome, &rewind.RefusedError{Report: rep.Outcome.Report}
-		}
-		if rep != nil {
-			return rep.Outcome, err
-		}
-		return nil, err
+		return DaemonOf(v.Store).Rewind(req)
 	}
 	var out *rewind.Outcome
 	err := v.Local(func(env rewind.Env) error {
@@ -35,11 +28,10 @@ func (v *View) Rewind(req rewind.Request) (*rewind.Outcome, error) {
 // when mounted, here otherwise.
 func (v *View) JournalOp(name, op string) error {
 	if v.Mounted {
-		_, err := Call(v.Store, Request{Op: name, RewindOp: op})
-		return err
+		return DaemonOf(v.Store).Journal(name, op)
 	}
 	return v.Local(func(env rewind.Env) error {
-		if name == "abandon" {
+		if name == OpAbandon {
 			return env.Applier.Abandon(op)
 		}
 		return env.Applier.Rollback(op)

@@ -42,8 +42,8 @@ func Status(store string, meta *Meta) *StatusReport {
 	r.StoreBytes, r.Objects = StoreUsage(store)
 	if st, err := ReadDaemonState(store); err == nil {
 		r.Mountpoint = st.Mountpoint
-		if rep, err := Call(store, Request{Op: "status"}); err == nil {
-			r.State, r.Daemon = "mounted", rep.Status
+		if st, err := DaemonOf(store).Status(); err == nil {
+			r.State, r.Daemon = "mounted", st
 		} else {
 			r.State = "dead"
 			r.Hint = fmt.Sprintf("daemon pid %d is not answering; run: ckfs unmount %s", st.PID, st.Mountpoint)

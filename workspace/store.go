@@ -264,11 +264,7 @@ func CheckMountable(store, root, mountpoint string) error {
 // it records what is being written) when mounted, from the file otherwise.
 func FileCheckpoint(store string, mounted bool) (uint64, error) {
 	if mounted {
-		rep, err := Call(store, Request{Op: "flush"})
-		if err != nil {
-			return 0, err
-		}
-		return rep.Seq, nil
+		return DaemonOf(store).Flush()
 	}
 	return LastTimelineSeq(store)
 }

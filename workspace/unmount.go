@@ -23,7 +23,7 @@ func Unmount(store, root string) (string, error) {
 	if !ProcessAlive(st.PID) {
 		return cleanDeadMount(store, st.Mountpoint)
 	}
-	if _, err := Call(store, Request{Op: "unmount"}); err != nil {
+	if err := DaemonOf(store).Unmount(); err != nil {
 		if inside(parentCwd(), st.Mountpoint) {
 			return "", fmt.Errorf("%w\nthe shell you ran ckfs unmount from (pid %d) is itself inside %s: cd out of it first (cd /), then run ckfs unmount %s again", err, os.Getppid(), st.Mountpoint, st.Mountpoint)
 		}

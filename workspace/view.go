@@ -53,7 +53,7 @@ func Flush(store string) (bool, error) {
 	if err != nil || !ProcessAlive(st.PID) {
 		return false, nil
 	}
-	_, err = Call(store, Request{Op: "flush"})
+	_, err = DaemonOf(store).Flush()
 	return err == nil, err
 }
 

@@ -39,6 +39,6 @@ func runFlush(ctx context.Context, o flushOptions) error {
 	if err != nil {
 		return err
 	}
-	_, err = workspace.Call(store, workspace.Request{Op: "flush"})
+	_, err = workspace.DaemonOf(store).Flush()
 	return err
 }

@@ -118,9 +118,9 @@ func runRewind(ctx context.Context, o rewindOptions, out io.Writer) error {
 		return err
 	}
 	if o.Rollback != "" || o.Abandon != "" {
-		op, name := o.Rollback, "rollback"
+		op, name := o.Rollback, workspace.OpRollback
 		if o.Abandon != "" {
-			op, name = o.Abandon, "abandon"
+			op, name = o.Abandon, workspace.OpAbandon
 		}
 		if err := v.JournalOp(name, op); err != nil {
 			return err

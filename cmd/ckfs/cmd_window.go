@@ -40,7 +40,7 @@ the same from a shell.`,
 		Example: "  ckfs window open --tool Bash --label 'sed -i s/a/b/ main.go'",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := fill(cmd, "open"); err != nil {
+			if err := fill(cmd, workspace.OpOpen); err != nil {
 				return err
 			}
 			return runWindow(cmd.Context(), o, cmd.OutOrStdout())
@@ -57,7 +57,7 @@ the same from a shell.`,
 		Example: "  ckfs window close\n  ckfs window close --id w-1234",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := fill(cmd, "close"); err != nil {
+			if err := fill(cmd, workspace.OpClose); err != nil {
 				return err
 			}
 			return runWindow(cmd.Context(), o, cmd.OutOrStdout())
@@ -76,15 +76,19 @@ func runWindow(ctx context.Context, o windowOptions, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	req := workspace.Request{Op: o.Op, ID: o.ID}
+	d := workspace.DaemonOf(store)
+	var rep *workspace.Reply
 	what := "closed"
-	if o.Op == "open" {
-		if req.ID == "" {
-			req.ID = "w-" + uuid.NewString()[:8]
+	if o.Op == workspace.OpOpen {
+		id := o.ID
+		if id == "" {
+			id = "w-" + uuid.NewString()[:8]
 		}
-		req.Tool, req.Label, what = o.Tool, o.Label, "opened"
+		what = "opened"
+		rep, err = d.OpenWindow(workspace.Window{ID: id, Tool: o.Tool, Label: o.Label})
+	} else {
+		rep, err = d.CloseWindow(o.ID, "")
 	}
-	rep, err := workspace.Call(store, req)
 	if err != nil {
 		return err
 	}
