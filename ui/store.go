@@ -7,7 +7,7 @@ import (
 
 	"github.com/ckfs-dev/ckfs/config"
 	"github.com/ckfs-dev/ckfs/gc"
-	"github.com/ckfs-dev/ckfs/workspace"
+	"github.com/ckfs-dev/ckfs/verify"
 )
 
 // GC prints what a local collection did, or would do.
@@ -74,7 +74,7 @@ func DU(out io.Writer, u *gc.Usage) {
 }
 
 // Verify prints what a verify found, and repaired.
-func Verify(out io.Writer, r *workspace.VerifyReport) {
+func Verify(out io.Writer, r *verify.Report) {
 	fmt.Fprintf(out, "store %s: %d objects (%d bytes), %d records\n", r.Store, r.Objects, r.Bytes, r.Records)
 	list := func(what string, items []string) {
 		for _, i := range items {

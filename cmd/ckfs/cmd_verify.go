@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ckfs-dev/ckfs/ui"
+	"github.com/ckfs-dev/ckfs/verify"
 	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
 )
@@ -54,7 +55,7 @@ func runVerify(ctx context.Context, o verifyOptions, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	rep, err := workspace.VerifyStore(store, o.Repair, time.Now(),
+	rep, err := verify.Store(store, o.Repair, time.Now(),
 		ui.NewProgress(stderr, "verifying objects", func() int64 { return workspace.ObjectBytes(store) }))
 	if err != nil {
 		return err

@@ -1,4 +1,10 @@
-package workspace
+// Package verify checks a store end to end — every object rehashed, every
+// record's object present, the timeline's and the session logs' tails, orphan
+// temp files, unfinished rewinds — and says which checkpoints can no longer
+// be restored in full. With repair it mends what it can (a corrupt or
+// missing object from a workspace file that still holds its content, a
+// torn tail, orphan temp files) and never touches the workspace's files.
+package verify
 
 import (
 	"errors"
@@ -13,10 +19,11 @@ import (
 	"github.com/ckfs-dev/ckfs/index"
 	"github.com/ckfs-dev/ckfs/rewind"
 	"github.com/ckfs-dev/ckfs/session"
+	"github.com/ckfs-dev/ckfs/workspace"
 )
 
-// VerifyReport is what ckfs verify found (and, with --repair, did).
-type VerifyReport struct {
+// Report is what ckfs verify found (and, with --repair, did).
+type Report struct {
 	Store           string   `json:"store"`
 	Objects         int      `json:"objects"`
 	Bytes           int64    `json:"bytes"`
@@ -47,13 +54,13 @@ type Progress interface {
 	Finish()
 }
 
-// VerifyStore rehashes every object, checks every record's object, and
+// Store rehashes every object, checks every record's object, and
 // reports torn tails, orphan temp files, pending journals and the
 // checkpoints that are no longer fully restorable. With repair it removes
 // corrupt objects and orphan temp files and truncates a torn tail (when no
 // daemon holds the store); it never touches the workspace.
-func VerifyStore(store string, repair bool, now time.Time, bar Progress) (*VerifyReport, error) {
-	r := &VerifyReport{Store: store}
+func Store(store string, repair bool, now time.Time, bar Progress) (*Report, error) {
+	r := &Report{Store: store}
 	s, err := cas.Open(store, nil)
 	if err != nil {
 		return nil, err
@@ -79,7 +86,7 @@ func VerifyStore(store string, repair bool, now time.Time, bar Progress) (*Verif
 	if err != nil {
 		return nil, fmt.Errorf("verify objects in %s: %w", store, err)
 	}
-	recs, tail, err := index.Load(Layout(store).Timeline())
+	recs, tail, err := index.Load(workspace.Layout(store).Timeline())
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +126,7 @@ func VerifyStore(store string, repair bool, now time.Time, bar Progress) (*Verif
 			}
 		}
 	}
-	if r.PendingJournals, err = rewind.PendingJournals(Layout(store).Journals()); err != nil {
+	if r.PendingJournals, err = rewind.PendingJournals(workspace.Layout(store).Journals()); err != nil {
 		return nil, err
 	}
 	convTorn, err := verifyConversation(store, r)
@@ -160,8 +167,8 @@ func VerifyStore(store string, repair bool, now time.Time, bar Progress) (*Verif
 
 // quarantineTimeline moves the timeline's bad lines to quarantine/ and
 // returns the records it holds then.
-func quarantineTimeline(store string, now time.Time, r *VerifyReport) ([]index.Record, error) {
-	tl := Layout(store).Timeline()
+func quarantineTimeline(store string, now time.Time, r *Report) ([]index.Record, error) {
+	tl := workspace.Layout(store).Timeline()
 	q, err := index.QuarantineBadLines(store, now)
 	switch {
 	case errors.Is(err, index.ErrLocked):
@@ -208,7 +215,7 @@ func unrestorable(recs []index.Record, bad map[string]bool, watermark uint64) []
 // verifyConversation reads the session logs and the marks log and reports
 // their torn or bad lines; it returns the paths whose tail is torn (which
 // --repair cuts).
-func verifyConversation(store string, r *VerifyReport) ([]string, error) {
+func verifyConversation(store string, r *Report) ([]string, error) {
 	var torn []string
 	note := func(tail *session.TailError) {
 		if tail != nil {

@@ -1,4 +1,4 @@
-package workspace
+package verify
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"github.com/ckfs-dev/ckfs/cas"
 	"github.com/ckfs-dev/ckfs/index"
 	"github.com/ckfs-dev/ckfs/rewind"
+	"github.com/ckfs-dev/ckfs/workspace"
 	"golang.org/x/sys/unix"
 )
 
@@ -39,7 +40,7 @@ func recoverObjects(store string, s *cas.Local, recs []index.Record, hashes []st
 			byHash[r.Hash] = append(byHash[r.Hash], r.Path)
 		}
 	}
-	dir, closeDir := Dir(store)
+	dir, closeDir := workspaceDir(store)
 	defer closeDir()
 	for _, c := range corrupt {
 		h, _ := cas.ParseHash(c)
@@ -70,20 +71,21 @@ func quarantine(store string, s *cas.Local, c string) error {
 	if err != nil {
 		return err
 	}
-	q := Layout(store).Quarantine()
+	q := workspace.Layout(store).Quarantine()
 	if err := os.MkdirAll(q, 0o700); err != nil {
 		return err
 	}
 	return os.Rename(s.Path(h), filepath.Join(q, h.Hex()))
 }
 
-// Dir opens the root the store serves, for reading beneath it only.
-func Dir(store string) (*rewind.Dir, func()) {
-	meta, err := ReadMeta(store)
+// workspaceDir opens the root the store serves, for reading beneath it
+// only.
+func workspaceDir(store string) (*rewind.Dir, func()) {
+	meta, err := workspace.ReadMeta(store)
 	if err != nil {
 		return nil, func() {}
 	}
-	fd, err := OpenRoot(meta.Root)
+	fd, err := workspace.OpenRoot(meta.Root)
 	if err != nil {
 		return nil, func() {}
 	}
