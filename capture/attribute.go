@@ -114,16 +114,8 @@ func (r *Recorder) matchOwner(pid uint32, fallback owner) owner {
 	if len(r.windows) > 1 {
 		by = index.ByProcess
 	}
-	if env, ok := r.procs.(proc.EnvReader); ok {
-		if id, ok := env.Env(int(pid), WindowEnv); ok && id != "" {
-			for _, set := range [][]openWindow{r.windows, r.recent} {
-				for _, w := range set {
-					if w.id == id && w.agent.Marked {
-						return owner{w.id, by}
-					}
-				}
-			}
-		}
+	if id, ok := r.markedWindow(pid); ok {
+		return owner{id, by}
 	}
 	chain := proc.Ancestry(r.procs, int(pid))
 	depth := map[int]int{}
@@ -191,6 +183,28 @@ func (r *Recorder) matchOwner(pid uint32, fallback owner) owner {
 		return pick(shells)
 	}
 	return fallback
+}
+
+// markedWindow is the window, open or recently closed, whose id the
+// writer carries in its environment (CKFS_WINDOW, set by ckfs run for the
+// processes of its command).
+func (r *Recorder) markedWindow(pid uint32) (string, bool) {
+	env, ok := r.procs.(proc.EnvReader)
+	if !ok {
+		return "", false
+	}
+	id, ok := env.Env(int(pid), WindowEnv)
+	if !ok || id == "" {
+		return "", false
+	}
+	for _, set := range [][]openWindow{r.windows, r.recent} {
+		for _, w := range set {
+			if w.id == id && w.agent.Marked {
+				return w.id, true
+			}
+		}
+	}
+	return "", false
 }
 
 // normalize drops quotes, backslashes and white space, which shells and

@@ -268,40 +268,47 @@ func (r *Record) validate(validPath func(string) error) error {
 			return errors.New("watermark record must not carry a path or window")
 		}
 	case KindBefore, KindAfter, KindSkip, KindOutside:
-		if err := validPath(r.Path); err != nil {
-			return err
-		}
-		if r.By != "" && (r.Window == "" || (r.By != ByProcess && r.By != ByGuess)) {
-			return fmt.Errorf("%s record for %q: by %q (only an image in a window may have one: %q or %q)", r.Kind, r.Path, r.By, ByProcess, ByGuess)
-		}
-		if r.State == nil {
-			return fmt.Errorf("%s record for %q without state", r.Kind, r.Path)
-		}
-		if err := r.State.Validate(r.Kind == KindSkip); err != nil {
-			return fmt.Errorf("%s record for %q: %w", r.Kind, r.Path, err)
-		}
-		switch r.Kind {
-		case KindBefore, KindAfter:
-			if r.Window == "" {
-				return fmt.Errorf("%s record for %q without window id", r.Kind, r.Path)
-			}
-		case KindSkip:
-			if r.Reason == "" {
-				return fmt.Errorf("skip record for %q without reason", r.Path)
-			}
-		case KindOutside:
-			if r.Window != "" {
-				return fmt.Errorf("outside record for %q inside window %q", r.Path, r.Window)
-			}
-			if r.Image != ImageBefore && r.Image != ImageAfter {
-				return fmt.Errorf("outside record for %q: image %q, want before or after", r.Path, r.Image)
-			}
-			if r.Found != "" && (r.Image != ImageAfter || (r.Found != FoundMount && r.Found != FoundChange)) {
-				return fmt.Errorf("outside record for %q: found %q with image %q (want %q or %q, with image after)", r.Path, r.Found, r.Image, FoundMount, FoundChange)
-			}
-		}
+		return r.validateImage(validPath)
 	default:
 		return fmt.Errorf("unknown record kind %q", r.Kind)
+	}
+	return nil
+}
+
+// validateImage checks a record of a path's state: before, after, skip or
+// outside.
+func (r *Record) validateImage(validPath func(string) error) error {
+	if err := validPath(r.Path); err != nil {
+		return err
+	}
+	if r.By != "" && (r.Window == "" || (r.By != ByProcess && r.By != ByGuess)) {
+		return fmt.Errorf("%s record for %q: by %q (only an image in a window may have one: %q or %q)", r.Kind, r.Path, r.By, ByProcess, ByGuess)
+	}
+	if r.State == nil {
+		return fmt.Errorf("%s record for %q without state", r.Kind, r.Path)
+	}
+	if err := r.State.Validate(r.Kind == KindSkip); err != nil {
+		return fmt.Errorf("%s record for %q: %w", r.Kind, r.Path, err)
+	}
+	switch r.Kind {
+	case KindBefore, KindAfter:
+		if r.Window == "" {
+			return fmt.Errorf("%s record for %q without window id", r.Kind, r.Path)
+		}
+	case KindSkip:
+		if r.Reason == "" {
+			return fmt.Errorf("skip record for %q without reason", r.Path)
+		}
+	case KindOutside:
+		if r.Window != "" {
+			return fmt.Errorf("outside record for %q inside window %q", r.Path, r.Window)
+		}
+		if r.Image != ImageBefore && r.Image != ImageAfter {
+			return fmt.Errorf("outside record for %q: image %q, want before or after", r.Path, r.Image)
+		}
+		if r.Found != "" && (r.Image != ImageAfter || (r.Found != FoundMount && r.Found != FoundChange)) {
+			return fmt.Errorf("outside record for %q: found %q with image %q (want %q or %q, with image after)", r.Path, r.Found, r.Image, FoundMount, FoundChange)
+		}
 	}
 	return nil
 }

@@ -41,24 +41,7 @@ func Log(out io.Writer, entries []workspace.LogEntry, records []index.Record) {
 			fmt.Fprintln(out)
 			continue
 		case "window":
-			fmt.Fprint(out, pre)
-			state := fmt.Sprintf("checkpoints %d..%d", e.Before, e.Checkpoint)
-			if e.Open {
-				state = fmt.Sprintf("from checkpoint %d, still open", e.Before)
-			}
-			if e.Interrupted {
-				state += " (interrupted: the daemon stopped inside it; its changes were recorded at the next mount)"
-			}
-			switch {
-			case len(e.Alongside) > 0 && e.Guessed > 0:
-				state += fmt.Sprintf(" (alongside %s: %d %s could not be matched to a call by the writing process and %s credited to this, the newest window)", strings.Join(e.Alongside, ", "), e.Guessed, Plural(e.Guessed, "path", "paths"), Plural(e.Guessed, "is", "are"))
-			case len(e.Alongside) > 0:
-				state += fmt.Sprintf(" (alongside %s)", strings.Join(e.Alongside, ", "))
-			}
-			if e.Unfinished {
-				state += " (unfinished: the agent never reported this call done; closed at the end of its turn)"
-			}
-			fmt.Fprintf(out, "window %s  %s  %s  %s", e.ID, e.Tool, when, state)
+			fmt.Fprintf(out, "%swindow %s  %s  %s  %s", pre, e.ID, e.Tool, when, windowState(e))
 			if e.Label != "" {
 				fmt.Fprintf(out, "\n    %q", Trunc(e.Label, 100))
 			}
@@ -71,24 +54,50 @@ func Log(out io.Writer, entries []workspace.LogEntry, records []index.Record) {
 			fmt.Fprintf(out, pre+"continuation of window %s (a process it started wrote after it returned)  %s  checkpoints %d..%d\n", e.ID, when, e.Before, e.Checkpoint)
 		}
 		for _, f := range e.Files {
-			detail := ""
-			switch {
-			case f.Status == "skipped":
-				detail = "not stored: " + f.Reason
-			case f.Collected:
-				detail = "content collected"
-			case f.Problem == "damaged":
-				detail = "content damaged in the store: run ckfs verify --repair"
-			case f.Problem == "missing":
-				detail = "content missing from the store: run ckfs verify"
-			case f.Binary:
-				detail = "binary"
-			case f.Dir:
-				detail = "directory"
-			case f.Status == "added" || f.Status == "deleted" || f.Status == "modified" || f.Status == "type":
-				detail = fmt.Sprintf("+%d -%d", f.Added, f.Removed)
-			}
-			fmt.Fprintf(out, "%s    %s %s  %s\n", pre, statusCodes[f.Status], index.Display(f.Path), detail)
+			fmt.Fprintf(out, "%s    %s %s  %s\n", pre, statusCodes[f.Status], index.Display(f.Path), fileDetail(f))
 		}
 	}
+}
+
+// windowState says where a window stands and what is special about it.
+func windowState(e workspace.LogEntry) string {
+	state := fmt.Sprintf("checkpoints %d..%d", e.Before, e.Checkpoint)
+	if e.Open {
+		state = fmt.Sprintf("from checkpoint %d, still open", e.Before)
+	}
+	if e.Interrupted {
+		state += " (interrupted: the daemon stopped inside it; its changes were recorded at the next mount)"
+	}
+	switch {
+	case len(e.Alongside) > 0 && e.Guessed > 0:
+		state += fmt.Sprintf(" (alongside %s: %d %s could not be matched to a call by the writing process and %s credited to this, the newest window)", strings.Join(e.Alongside, ", "), e.Guessed, Plural(e.Guessed, "path", "paths"), Plural(e.Guessed, "is", "are"))
+	case len(e.Alongside) > 0:
+		state += fmt.Sprintf(" (alongside %s)", strings.Join(e.Alongside, ", "))
+	}
+	if e.Unfinished {
+		state += " (unfinished: the agent never reported this call done; closed at the end of its turn)"
+	}
+	return state
+}
+
+// fileDetail is what a log line says of a file's change.
+func fileDetail(f workspace.LogFile) string {
+	detail := ""
+	switch {
+	case f.Status == "skipped":
+		detail = "not stored: " + f.Reason
+	case f.Collected:
+		detail = "content collected"
+	case f.Problem == "damaged":
+		detail = "content damaged in the store: run ckfs verify --repair"
+	case f.Problem == "missing":
+		detail = "content missing from the store: run ckfs verify"
+	case f.Binary:
+		detail = "binary"
+	case f.Dir:
+		detail = "directory"
+	case f.Status == "added" || f.Status == "deleted" || f.Status == "modified" || f.Status == "type":
+		detail = fmt.Sprintf("+%d -%d", f.Added, f.Removed)
+	}
+	return detail
 }

@@ -50,24 +50,48 @@ type LogFile struct {
 	Problem   string `json:"content_problem,omitempty"`   // "damaged" or "missing": the store lost content it should hold
 }
 
-// LogEntries is the timeline as ckfs log shows it, oldest first.
+// LogEntries is the timeline as ckfs log shows it: newest turn first,
+// each mark heading its turn's entries, newest first.
 func (v *View) LogEntries() []LogEntry {
 	h := index.NewHistory(v.Records)
-	var out []LogEntry
-	files := func(paths map[string]bool, before, after uint64) []LogFile {
-		var fs []LogFile
-		for _, p := range sortedKeys(paths) {
-			if f, ok := v.fileChange(h, p, before, after); ok {
-				fs = append(fs, f)
-			}
-		}
-		return fs
+	wins := index.Windows(v.Records)
+	out := v.windowEntries(h, wins)
+	out = append(out, v.betweenEntries(h, wins)...)
+	out = v.withMarks(out)
+	w, _ := index.Watermark(v.Records)
+	for i := range out {
+		out[i].Restorable = out[i].Before >= w
 	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Mark != b.Mark {
+			return a.Mark > b.Mark
+		}
+		if (a.Kind == "mark") != (b.Kind == "mark") {
+			return a.Kind == "mark"
+		}
+		return a.Before > b.Before
+	})
+	return out
+}
+
+// files describes how each of paths changed between two checkpoints.
+func (v *View) files(h index.History, paths map[string]bool, before, after uint64) []LogFile {
+	var fs []LogFile
+	for _, p := range sortedKeys(paths) {
+		if f, ok := v.fileChange(h, p, before, after); ok {
+			fs = append(fs, f)
+		}
+	}
+	return fs
+}
+
+// windowEntries are the entries of the windows, in the order they opened.
+func (v *View) windowEntries(h index.History, wins []index.Window) []LogEntry {
 	last := uint64(0)
 	if n := len(v.Records); n > 0 {
 		last = v.Records[n-1].Seq
 	}
-	wins := index.Windows(v.Records)
 	together := alongside(wins, last)
 	guessed := map[string]map[string]bool{}
 	for _, r := range v.Records {
@@ -78,6 +102,7 @@ func (v *View) LogEntries() []LogEntry {
 			guessed[r.Window][r.Path] = true
 		}
 	}
+	var out []LogEntry
 	for wi, w := range wins {
 		e := LogEntry{Kind: "window", ID: w.ID, Tool: w.Tool, Label: w.Label, Time: w.Open.Time, Before: w.Open.Seq, Checkpoint: last, Open: w.Close == nil}
 		if w.Close != nil {
@@ -91,52 +116,56 @@ func (v *View) LogEntries() []LogEntry {
 		for _, p := range w.Paths {
 			ps[p] = true
 		}
-		e.Files = files(ps, e.Before, e.Checkpoint)
+		e.Files = v.files(h, ps, e.Before, e.Checkpoint)
 		out = append(out, e)
 	}
-	// Outside changes, continuations and rewinds, grouped between
-	// boundaries. A continuation is what a window's own processes wrote
-	// after it closed (a background command of its call).
+	return out
+}
+
+// betweenEntries are the entries between windows: outside changes,
+// continuations and rewinds, each run grouped up to the next boundary. A
+// continuation is what a window's own processes wrote after it closed (a
+// background command of its call).
+func (v *View) betweenEntries(h index.History, wins []index.Window) []LogEntry {
 	closed := map[string]uint64{}
 	for _, w := range wins {
 		if w.Close != nil {
 			closed[w.ID] = w.Close.Seq
 		}
 	}
+	var out []LogEntry
 	var cur *LogEntry
 	curPaths := map[string]bool{}
-	flushOutside := func() {
+	flush := func() {
 		if cur != nil {
-			cur.Files = files(curPaths, cur.Before, cur.Checkpoint)
+			cur.Files = v.files(h, curPaths, cur.Before, cur.Checkpoint)
 			if len(cur.Files) > 0 {
 				out = append(out, *cur)
 			}
 			cur, curPaths = nil, map[string]bool{}
 		}
 	}
+	// group adds r to the current run of kind (and window id), starting
+	// one if need be.
+	group := func(r *index.Record, kind, id string) {
+		if cur != nil && (cur.Kind != kind || cur.ID != id) {
+			flush()
+		}
+		if cur == nil {
+			cur = &LogEntry{Kind: kind, ID: id, Before: r.Seq - 1, Time: r.Time}
+		}
+		cur.Checkpoint = r.Seq
+		curPaths[r.Path] = true
+	}
 	for i := range v.Records {
 		r := &v.Records[i]
 		switch {
 		case r.Kind == index.KindOutside:
-			if cur != nil && cur.Kind != "outside" {
-				flushOutside()
-			}
-			if cur == nil {
-				cur = &LogEntry{Kind: "outside", Before: r.Seq - 1, Time: r.Time}
-			}
-			cur.Checkpoint = r.Seq
-			curPaths[r.Path] = true
+			group(r, "outside", "")
 		case r.IsImage() && closed[r.Window] != 0 && r.Seq > closed[r.Window]:
-			if cur != nil && (cur.Kind != "continuation" || cur.ID != r.Window) {
-				flushOutside()
-			}
-			if cur == nil {
-				cur = &LogEntry{Kind: "continuation", ID: r.Window, Before: r.Seq - 1, Time: r.Time}
-			}
-			cur.Checkpoint = r.Seq
-			curPaths[r.Path] = true
+			group(r, "continuation", r.Window)
 		case r.Kind == index.KindRewind:
-			flushOutside()
+			flush()
 			e := LogEntry{Kind: "rewind", ID: r.Op, Time: r.Time, Before: r.Seq, Checkpoint: r.Seq, Target: *r.Target}
 			// Its after images follow it, with its op id as window.
 			ps := map[string]bool{}
@@ -144,13 +173,19 @@ func (v *View) LogEntries() []LogEntry {
 				ps[v.Records[j].Path] = true
 				e.Checkpoint = v.Records[j].Seq
 			}
-			e.Files = files(ps, e.Before, e.Checkpoint)
+			e.Files = v.files(h, ps, e.Before, e.Checkpoint)
 			out = append(out, e)
 		case r.IsBoundary():
-			flushOutside()
+			flush()
 		}
 	}
-	flushOutside()
+	flush()
+	return out
+}
+
+// withMarks numbers each entry with the mark of its turn, and adds the
+// marks themselves.
+func (v *View) withMarks(out []LogEntry) []LogEntry {
 	marks, _, _ := session.LoadMarks(v.Store)
 	for i := range out {
 		for _, m := range marks {
@@ -166,21 +201,6 @@ func (v *View) LogEntries() []LogEntry {
 		}
 		out = append(out, e)
 	}
-	w, _ := index.Watermark(v.Records)
-	for i := range out {
-		out[i].Restorable = out[i].Before >= w
-	}
-	// Newest turn first, each mark heading its turn's entries, newest first.
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.Mark != b.Mark {
-			return a.Mark > b.Mark
-		}
-		if (a.Kind == "mark") != (b.Kind == "mark") {
-			return a.Kind == "mark"
-		}
-		return a.Before > b.Before
-	})
 	return out
 }
 
