@@ -85,21 +85,7 @@ func parseCodex(line []byte, session *string) (entry, error) {
 			e.results = []string{p.CallID}
 		case "message":
 			if p.Role == "user" {
-				var parts []struct {
-					Type string `json:"type"`
-					Text string `json:"text"`
-				}
-				if json.Unmarshal(p.Content, &parts) == nil {
-					var b strings.Builder
-					for _, c := range parts {
-						if c.Type == "input_text" {
-							b.WriteString(c.Text)
-						}
-					}
-					if s := b.String(); !strings.HasPrefix(s, "<environment_context>") && !strings.HasPrefix(s, "<user_instructions>") {
-						e.prompt = s
-					}
-				}
+				e.prompt = codexPrompt(p.Content)
 			}
 		}
 	case "event_msg":
@@ -110,6 +96,28 @@ func parseCodex(line []byte, session *string) (entry, error) {
 		}
 	}
 	return e, nil
+}
+
+// codexPrompt is the text a user message carries, or "" for the context
+// Codex sends as a user message of its own (environment, instructions).
+func codexPrompt(content json.RawMessage) string {
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(content, &parts) != nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, c := range parts {
+		if c.Type == "input_text" {
+			b.WriteString(c.Text)
+		}
+	}
+	if s := b.String(); !strings.HasPrefix(s, "<environment_context>") && !strings.HasPrefix(s, "<user_instructions>") {
+		return s
+	}
+	return ""
 }
 
 // codexFork writes the kept lines with the session_meta's id set to the

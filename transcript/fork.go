@@ -69,28 +69,8 @@ func (t *Transcript) Fork(n int, o ForkOptions) (*Fork, error) {
 		o.Now = time.Now()
 	}
 	f := &Fork{Agent: t.Agent, Parent: t.SessionID, SessionID: o.Child, Cut: n, Mode: o.Mode}
-	var keep, gone []int
 	var sum *summaryAt
-	end := len(t.Lines)
-	if o.Mode == ModeSummarizeUpTo {
-		// The rest is kept, but only up to its last clean boundary: a
-		// call still running at the end of a live transcript stays out.
-		for end > n && !t.Clean(end) {
-			end--
-		}
-	}
-	for i := range t.Lines {
-		in := i < n
-		if o.Mode == ModeSummarizeUpTo {
-			// The summary stands for the head; the session header stays.
-			in = (i >= n && i < end) || (t.Agent == Codex && t.entries[i].session)
-		}
-		if in {
-			keep = append(keep, i)
-		} else {
-			gone = append(gone, i)
-		}
-	}
+	keep, gone := t.forkLines(n, o.Mode)
 	switch o.Mode {
 	case ModeCut:
 	case ModeSummarizeFrom, ModeSummarizeUpTo:
@@ -137,6 +117,32 @@ func (t *Transcript) Fork(n int, o ForkOptions) (*Fork, error) {
 		f.data = append(append(f.data, l...), '\n')
 	}
 	return f, nil
+}
+
+// forkLines splits the transcript's lines into those a fork at n in mode
+// keeps and those it leaves out.
+func (t *Transcript) forkLines(n int, mode string) (keep, gone []int) {
+	end := len(t.Lines)
+	if mode == ModeSummarizeUpTo {
+		// The rest is kept, but only up to its last clean boundary: a
+		// call still running at the end of a live transcript stays out.
+		for end > n && !t.Clean(end) {
+			end--
+		}
+	}
+	for i := range t.Lines {
+		in := i < n
+		if mode == ModeSummarizeUpTo {
+			// The summary stands for the head; the session header stays.
+			in = (i >= n && i < end) || (t.Agent == Codex && t.entries[i].session)
+		}
+		if in {
+			keep = append(keep, i)
+		} else {
+			gone = append(gone, i)
+		}
+	}
+	return keep, gone
 }
 
 // Content is the new transcript's bytes.
