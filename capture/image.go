@@ -57,6 +57,12 @@ func (r *Recorder) image(rel string, durable bool) (st index.State, reason strin
 		// and device number are all there is to restore.
 		return st, "", nil
 	}
+	return r.fileImage(rel, &s, st, durable)
+}
+
+// fileImage stores the content and extended attributes of the regular
+// file rel, whose stat is s, into st.
+func (r *Recorder) fileImage(rel string, s *unix.Stat_t, st index.State, durable bool) (index.State, string, error) {
 	if s.Size > r.maxSize {
 		return st, fmt.Sprintf("over the size limit (%d bytes > %d)", s.Size, r.maxSize), nil
 	}
