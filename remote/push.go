@@ -127,45 +127,10 @@ func pushOnce(ctx context.Context, b *Bucket, o PushOptions, up *uploader, res *
 	if err != nil {
 		return fmt.Errorf("%w: push this workspace under a new id (remove the workspace line of %s)", err, workspace.Layout(o.Store).Remotes())
 	}
-	var needed []cas.Hash
 	if len(seg) > 0 {
-		s := Segment{Bytes: int64(len(seg))}
-		n := 0
-		err := index.Scan(bytes.NewReader(seg), func(r *index.Record) error {
-			if n == 0 {
-				s.FirstSeq = r.Seq
-			}
-			n++
-			s.LastSeq = r.Seq
-			if r.State != nil {
-				for _, h := range []index.Hash{r.Hash, r.XAttrs} {
-					if h != "" {
-						a, err := cas.ParseHash(string(h))
-						if err != nil {
-							return err
-						}
-						needed = append(needed, a)
-					}
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("timeline %s: %w (ckfs verify explains)", workspace.Layout(o.Store).Timeline(), err)
-		}
-		if s.FirstSeq <= head.LastSeq {
-			return fmt.Errorf("timeline %s: seq %d after pushed seq %d", workspace.Layout(o.Store).Timeline(), s.FirstSeq, head.LastSeq)
-		}
-		if err := up.objects(ctx, needed); err != nil {
+		if err := pushSegment(ctx, o, up, head, seg, res); err != nil {
 			return err
 		}
-		if s.Object, err = up.blob(ctx, seg); err != nil {
-			return err
-		}
-		head.Timeline = append(head.Timeline, s)
-		head.TimelineBytes += s.Bytes
-		head.LastSeq = s.LastSeq
-		res.Records += n
 	}
 	if head.Baseline == nil {
 		q := up.queue(ctx)
@@ -193,6 +158,51 @@ func pushOnce(ctx context.Context, b *Bucket, o PushOptions, up *uploader, res *
 		return err
 	}
 	res.LastSeq = head.LastSeq
+	return nil
+}
+
+// pushSegment uploads the objects the timeline segment seg needs, then the
+// segment itself, and adds it to head.
+func pushSegment(ctx context.Context, o PushOptions, up *uploader, head *Head, seg []byte, res *PushResult) error {
+	timeline := workspace.Layout(o.Store).Timeline()
+	var needed []cas.Hash
+	s := Segment{Bytes: int64(len(seg))}
+	n := 0
+	err := index.Scan(bytes.NewReader(seg), func(r *index.Record) error {
+		if n == 0 {
+			s.FirstSeq = r.Seq
+		}
+		n++
+		s.LastSeq = r.Seq
+		if r.State != nil {
+			for _, h := range []index.Hash{r.Hash, r.XAttrs} {
+				if h != "" {
+					a, err := cas.ParseHash(string(h))
+					if err != nil {
+						return err
+					}
+					needed = append(needed, a)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("timeline %s: %w (ckfs verify explains)", timeline, err)
+	}
+	if s.FirstSeq <= head.LastSeq {
+		return fmt.Errorf("timeline %s: seq %d after pushed seq %d", timeline, s.FirstSeq, head.LastSeq)
+	}
+	if err := up.objects(ctx, needed); err != nil {
+		return err
+	}
+	if s.Object, err = up.blob(ctx, seg); err != nil {
+		return err
+	}
+	head.Timeline = append(head.Timeline, s)
+	head.TimelineBytes += s.Bytes
+	head.LastSeq = s.LastSeq
+	res.Records += n
 	return nil
 }
 
