@@ -112,6 +112,20 @@ func Measure(store string, s *cas.Local, records []index.Record, top int, sessio
 		f.Versions++
 		f.StoredBytes += info.Stored
 	}
+	u.ranked(windows, files, sessionOf)
+	if top > 0 {
+		u.Windows = u.Windows[:min(top, len(u.Windows))]
+		u.Files = u.Files[:min(top, len(u.Files))]
+	}
+	u.CompressionRatio = ratio(u.ContentBytes, u.StoredBytes)
+	u.DedupRatio = ratio(u.FullCopyBytes, u.ContentBytes)
+	u.SavingRatio = ratio(u.FullCopyBytes, u.StoredBytes+u.TimelineBytes)
+	return u, nil
+}
+
+// ranked lists the windows, the sessions their windows belong to, and the
+// files, each by the bytes they keep stored, most first.
+func (u *Usage) ranked(windows map[string]*WindowUsage, files map[string]*FileUsage, sessionOf map[string]string) {
 	sessions := map[string]*WindowUsage{}
 	for _, w := range windows {
 		u.Windows = append(u.Windows, *w)
@@ -140,14 +154,6 @@ func Measure(store string, s *cas.Local, records []index.Record, top int, sessio
 		a, b := u.Files[i], u.Files[j]
 		return a.StoredBytes > b.StoredBytes || a.StoredBytes == b.StoredBytes && a.Path < b.Path
 	})
-	if top > 0 {
-		u.Windows = u.Windows[:min(top, len(u.Windows))]
-		u.Files = u.Files[:min(top, len(u.Files))]
-	}
-	u.CompressionRatio = ratio(u.ContentBytes, u.StoredBytes)
-	u.DedupRatio = ratio(u.FullCopyBytes, u.ContentBytes)
-	u.SavingRatio = ratio(u.FullCopyBytes, u.StoredBytes+u.TimelineBytes)
-	return u, nil
 }
 
 func ratio(a, b int64) float64 {

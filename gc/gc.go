@@ -130,6 +130,11 @@ func Collect(o Options) (*Result, error) {
 		return nil, err
 	}
 	res.Live = len(live)
+	return res, sweepDead(o, sweep, objects, live, res)
+}
+
+// sweepDead deletes (or, dry, counts) the objects no live record needs.
+func sweepDead(o Options, sweep *cas.Sweep, objects []cas.Info, live map[index.Hash]bool, res *Result) error {
 	var deleted []cas.Hash
 	for _, i := range objects {
 		if live[index.Hash(i.Hash.String())] {
@@ -142,7 +147,7 @@ func Collect(o Options) (*Result, error) {
 		}
 		ok, err := sweep.Delete(i.Hash)
 		if err != nil {
-			return res, err
+			return err
 		}
 		if !ok {
 			res.KeptRecent++
@@ -157,11 +162,11 @@ func Collect(o Options) (*Result, error) {
 	}
 	if !o.DryRun {
 		if err := sweep.SyncDirs(deleted); err != nil {
-			return res, err
+			return err
 		}
 		res.TempsRemoved = removeOldTemps(o.CAS.TempDir(), o.Now)
 	}
-	return res, nil
+	return nil
 }
 
 func reasons(rs []string) string {
