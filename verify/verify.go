@@ -66,23 +66,7 @@ func Store(store string, repair bool, now time.Time, bar Progress) (*Report, err
 		return nil, err
 	}
 	defer bar.Finish()
-	bad := map[string]bool{}
-	err = s.Walk(func(i cas.Info) error {
-		r.Objects++
-		r.Bytes += i.Stored
-		rc, err := s.Open(i.Hash)
-		if err == nil {
-			_, err = io.Copy(io.Discard, rc)
-			rc.Close()
-		}
-		bar.Add64(i.Stored)
-		if errors.Is(err, cas.ErrCorrupt) {
-			r.Corrupt = append(r.Corrupt, i.Hash.String())
-			bad[i.Hash.String()] = true
-			return nil
-		}
-		return err
-	})
+	bad, err := r.readObjects(s, bar)
 	if err != nil {
 		return nil, fmt.Errorf("verify objects in %s: %w", store, err)
 	}
@@ -134,35 +118,64 @@ func Store(store string, repair bool, now time.Time, bar Progress) (*Report, err
 		return nil, err
 	}
 	if repair {
-		done, left := recoverCorrupt(store, s, recs, r.Corrupt)
-		r.Repaired = append(r.Repaired, done...)
-		for _, c := range left {
-			if err := quarantine(store, s, c); err == nil {
-				r.Repaired = append(r.Repaired, fmt.Sprintf("moved corrupt object %s to %s (no file holds its content now; what needed it is unrestorable)", c, QuarantineDir))
-			}
-			r.Unrepaired = append(r.Unrepaired, "corrupt object "+c+": its content is lost")
-		}
-		done, left = recoverObjects(store, s, recs, r.Missing, "missing")
-		r.Repaired = append(r.Repaired, done...)
-		for _, m := range left {
-			r.Unrepaired = append(r.Unrepaired, "missing object "+m+": no workspace file holds its content")
-		}
-		for _, j := range r.PendingJournals {
-			r.Unrepaired = append(r.Unrepaired, "unfinished rewind "+j+": ckfs rewind --rollback "+j+" or --abandon "+j)
-		}
-		for _, p := range convTorn {
-			if cut, err := session.RepairTail(p); err == nil && cut {
-				r.Repaired = append(r.Repaired, "cut the torn last line of "+p)
-			}
-		}
-		for _, t := range r.OrphanTemps {
-			if err := os.Remove(t); err == nil {
-				r.Repaired = append(r.Repaired, "removed orphan temp file "+t)
-			}
-		}
+		r.repair(store, s, recs, convTorn)
 	}
 	r.Clean = len(r.Corrupt) == 0 && len(r.Missing) == 0 && r.Tail == "" && len(r.OrphanTemps) == 0 && len(r.PendingJournals) == 0 && len(r.ConvTails) == 0
 	return r, nil
+}
+
+// readObjects reads every object through, which checks its hash, and
+// returns the corrupt ones.
+func (r *Report) readObjects(s *cas.Local, bar Progress) (map[string]bool, error) {
+	bad := map[string]bool{}
+	err := s.Walk(func(i cas.Info) error {
+		r.Objects++
+		r.Bytes += i.Stored
+		rc, err := s.Open(i.Hash)
+		if err == nil {
+			_, err = io.Copy(io.Discard, rc)
+			rc.Close()
+		}
+		bar.Add64(i.Stored)
+		if errors.Is(err, cas.ErrCorrupt) {
+			r.Corrupt = append(r.Corrupt, i.Hash.String())
+			bad[i.Hash.String()] = true
+			return nil
+		}
+		return err
+	})
+	return bad, err
+}
+
+// repair mends what the checks found and can be mended, and names what
+// cannot in r.Unrepaired.
+func (r *Report) repair(store string, s *cas.Local, recs []index.Record, convTorn []string) {
+	done, left := recoverCorrupt(store, s, recs, r.Corrupt)
+	r.Repaired = append(r.Repaired, done...)
+	for _, c := range left {
+		if err := quarantine(store, s, c); err == nil {
+			r.Repaired = append(r.Repaired, fmt.Sprintf("moved corrupt object %s to %s (no file holds its content now; what needed it is unrestorable)", c, QuarantineDir))
+		}
+		r.Unrepaired = append(r.Unrepaired, "corrupt object "+c+": its content is lost")
+	}
+	done, left = recoverObjects(store, s, recs, r.Missing, "missing")
+	r.Repaired = append(r.Repaired, done...)
+	for _, m := range left {
+		r.Unrepaired = append(r.Unrepaired, "missing object "+m+": no workspace file holds its content")
+	}
+	for _, j := range r.PendingJournals {
+		r.Unrepaired = append(r.Unrepaired, "unfinished rewind "+j+": ckfs rewind --rollback "+j+" or --abandon "+j)
+	}
+	for _, p := range convTorn {
+		if cut, err := session.RepairTail(p); err == nil && cut {
+			r.Repaired = append(r.Repaired, "cut the torn last line of "+p)
+		}
+	}
+	for _, t := range r.OrphanTemps {
+		if err := os.Remove(t); err == nil {
+			r.Repaired = append(r.Repaired, "removed orphan temp file "+t)
+		}
+	}
 }
 
 // quarantineTimeline moves the timeline's bad lines to quarantine/ and
