@@ -71,34 +71,7 @@ func QuarantineBadLines(dir string, now time.Time) (*Quarantined, error) {
 	// longest run of parsed records whose seqs increase (not the first
 	// that do: one record whose seq lost or gained a digit must go alone,
 	// not take every good record after it).
-	type line struct {
-		off, end int
-		torn     bool
-		seq      uint64
-		err      error
-	}
-	var lines []line
-	for off := 0; off < len(data); {
-		nl := bytes.IndexByte(data[off:], '\n')
-		l := line{off: off, end: off + nl}
-		if nl < 0 {
-			l.end, l.torn = len(data), true
-		}
-		text := data[l.off:l.end]
-		switch {
-		case l.torn:
-			l.err = errors.New("no newline at end: an append was interrupted")
-		case len(text) > maxLine:
-			l.err = fmt.Errorf("line longer than %d bytes", maxLine)
-		default:
-			var rec *Record
-			if rec, l.err = ParseRecord(text); l.err == nil {
-				l.seq = rec.Seq
-			}
-		}
-		lines = append(lines, l)
-		off = l.end + 1
-	}
+	lines := timelineLines(data)
 	var parsed []int // indexes of lines that parse
 	var seqs []uint64
 	for i, l := range lines {
@@ -152,6 +125,42 @@ func QuarantineBadLines(dir string, now time.Time) (*Quarantined, error) {
 		return nil, fmt.Errorf("rewrite %s without its bad lines: %w", path, err)
 	}
 	return q, nil
+}
+
+// timelineLine is one line of a timeline being repaired: where it is,
+// and what it parses to.
+type timelineLine struct {
+	off, end int
+	torn     bool
+	seq      uint64
+	err      error
+}
+
+// timelineLines splits data into lines and parses each.
+func timelineLines(data []byte) []timelineLine {
+	var lines []timelineLine
+	for off := 0; off < len(data); {
+		nl := bytes.IndexByte(data[off:], '\n')
+		l := timelineLine{off: off, end: off + nl}
+		if nl < 0 {
+			l.end, l.torn = len(data), true
+		}
+		text := data[l.off:l.end]
+		switch {
+		case l.torn:
+			l.err = errors.New("no newline at end: an append was interrupted")
+		case len(text) > maxLine:
+			l.err = fmt.Errorf("line longer than %d bytes", maxLine)
+		default:
+			var rec *Record
+			if rec, l.err = ParseRecord(text); l.err == nil {
+				l.seq = rec.Seq
+			}
+		}
+		lines = append(lines, l)
+		off = l.end + 1
+	}
+	return lines
 }
 
 // longestIncreasing returns the indexes of a longest strictly increasing
