@@ -2,6 +2,7 @@ package rewind
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -29,6 +30,35 @@ type Conflict struct {
 // content is stored so the plan can write it. Anything else that changed
 // since is a conflict.
 func revertPlan(records []index.Record, ids []string, disk *Dir, store cas.Store, markers bool) (*Plan, []Conflict, error) {
+	chosen, err := chooseWindows(records, ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	rv := &reverter{p: &Plan{}, disk: disk, store: store, markers: markers,
+		disk0: map[string]index.State{}, now: map[string]index.State{}, content: map[string][]byte{}}
+	for _, w := range chosen {
+		first, last, skipped, paths := windowImages(records, w.ID)
+		for _, path := range paths {
+			if skipped[path] {
+				rv.p.CannotRestore = append(rv.p.CannotRestore, Unrestorable{Path: path, Reason: "window " + w.ID + " changed it without its content being stored"})
+				continue
+			}
+			if err := rv.takeOut(w.ID, path, first[path], last[path]); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	for _, path := range slices.Sorted(maps.Keys(rv.now)) {
+		if acts := actions(rv.disk0[path], rv.now[path]); len(acts) > 0 {
+			rv.p.Steps = append(rv.p.Steps, Step{Path: path, Actions: acts, Current: rv.disk0[path], Target: rv.now[path]})
+		}
+	}
+	return rv.p, rv.conflicts, nil
+}
+
+// chooseWindows returns the closed windows named by ids, once each,
+// newest first.
+func chooseWindows(records []index.Record, ids []string) ([]index.Window, error) {
 	wins := map[string]index.Window{}
 	for _, w := range index.Windows(records) {
 		wins[w.ID] = w
@@ -38,116 +68,115 @@ func revertPlan(records []index.Record, ids []string, disk *Dir, store cas.Store
 		w, ok := wins[id]
 		switch {
 		case !ok:
-			return nil, nil, fmt.Errorf("no window %q in the timeline (ckfs log lists them)", id)
+			return nil, fmt.Errorf("no window %q in the timeline (ckfs log lists them)", id)
 		case w.Close == nil:
-			return nil, nil, fmt.Errorf("window %q is still open: close it first (ckfs window close %s)", id, id)
+			return nil, fmt.Errorf("window %q is still open: close it first (ckfs window close %s)", id, id)
 		}
 		if !slices.ContainsFunc(chosen, func(c index.Window) bool { return c.ID == id }) {
 			chosen = append(chosen, w)
 		}
 	}
 	slices.SortFunc(chosen, func(a, b index.Window) int { return int(b.Open.Seq) - int(a.Open.Seq) })
+	return chosen, nil
+}
 
-	p := &Plan{}
-	disk0 := map[string]index.State{} // the disk, read once per path
-	now := map[string]index.State{}   // the result so far
-	content := map[string][]byte{}    // its content, for files merged or read
-	var conflicts []Conflict
-	for _, w := range chosen {
-		first, last := map[string]index.State{}, map[string]index.State{}
-		skipped := map[string]bool{}
-		var paths []string
-		for i := range records {
-			r := &records[i]
-			if r.Window != w.ID || !r.IsImage() {
-				continue
-			}
-			if _, ok := first[r.Path]; !ok {
-				first[r.Path] = *r.State
-				paths = append(paths, r.Path)
-			}
-			last[r.Path] = *r.State
-			if r.Kind == index.KindSkip {
-				skipped[r.Path] = true
-			}
+// windowImages returns, for every path the window id recorded, its first
+// and last image in the window and whether its content went unstored; and
+// the paths, sorted.
+func windowImages(records []index.Record, id string) (first, last map[string]index.State, skipped map[string]bool, paths []string) {
+	first, last, skipped = map[string]index.State{}, map[string]index.State{}, map[string]bool{}
+	for i := range records {
+		r := &records[i]
+		if r.Window != id || !r.IsImage() {
+			continue
 		}
-		slices.Sort(paths)
-		for _, path := range paths {
-			if skipped[path] {
-				p.CannotRestore = append(p.CannotRestore, Unrestorable{Path: path, Reason: "window " + w.ID + " changed it without its content being stored"})
-				continue
-			}
-			before, after := first[path], last[path]
-			if before.SameContent(after) {
-				// The window changed nothing here (a pre-image taken
-				// ahead, or a file opened for writing and left as it
-				// was): the disk need not be read.
-				continue
-			}
-			cur, ok := now[path]
-			if !ok {
-				st, err := disk.State(path)
-				if err != nil {
-					return nil, nil, fmt.Errorf("read %s: %w", index.Display(path), err)
-				}
-				disk0[path], now[path], cur = st, st, st
-			}
-			switch {
-			case cur.SameContent(before):
-				continue // already as before the window
-			case cur.SameContent(after):
-				now[path] = before
-				delete(content, path)
-				continue
-			}
-			if cur.Type != index.TypeFile || before.Type != index.TypeFile || after.Type != index.TypeFile {
-				reason := fmt.Sprintf("the window left it %s, and it is %s now", describe(after), describe(cur))
-				switch {
-				case before.Type == index.TypeAbsent:
-					reason = "the window created it, and it changed since: taking the creation out would delete that change"
-				case after.Type == index.TypeAbsent:
-					reason = "the window deleted it, and it was made again since"
-				}
-				conflicts = append(conflicts, Conflict{Path: path, Window: w.ID, Reason: reason})
-				continue
-			}
-			merged, hunks, err := mergeFile(path, cur, before, after, content[path], disk, store, markers, "window "+w.ID)
-			if err != nil {
-				return nil, nil, err
-			}
-			if merged == nil { // binary
-				conflicts = append(conflicts, Conflict{Path: path, Window: w.ID, Reason: "binary content changed since the window: it cannot be merged"})
-				continue
-			}
-			if len(hunks) > 0 {
-				conflicts = append(conflicts, Conflict{Path: path, Window: w.ID, Reason: fmt.Sprintf("%d %s changed both by the window and since", len(hunks), plural(len(hunks), "place", "places")), Hunks: hunks, Marked: markers})
-				if !markers {
-					continue
-				}
-			}
-			h, _, err := store.Put(merged)
-			if err != nil {
-				return nil, nil, fmt.Errorf("store the merged %s: %w", index.Display(path), err)
-			}
-			next := cur
-			next.Hash, next.Size = index.Hash(h.String()), int64(len(merged))
-			if cur.Mode == after.Mode {
-				next.Mode = before.Mode // the window's chmod is taken out too
-			}
-			now[path], content[path] = next, merged
+		if _, ok := first[r.Path]; !ok {
+			first[r.Path] = *r.State
+			paths = append(paths, r.Path)
 		}
-	}
-	paths := make([]string, 0, len(now))
-	for path := range now {
-		paths = append(paths, path)
+		last[r.Path] = *r.State
+		if r.Kind == index.KindSkip {
+			skipped[r.Path] = true
+		}
 	}
 	slices.Sort(paths)
-	for _, path := range paths {
-		if acts := actions(disk0[path], now[path]); len(acts) > 0 {
-			p.Steps = append(p.Steps, Step{Path: path, Actions: acts, Current: disk0[path], Target: now[path]})
+	return first, last, skipped, paths
+}
+
+// reverter takes windows out of the disk's state, one path at a time.
+type reverter struct {
+	p         *Plan
+	disk      *Dir
+	store     cas.Store
+	markers   bool
+	disk0     map[string]index.State // the disk, read once per path
+	now       map[string]index.State // the result so far
+	content   map[string][]byte      // its content, for files merged or read
+	conflicts []Conflict
+}
+
+// takeOut takes window w's change of path, from before to after, out of
+// the result so far: at once where the path is as w left it, by a merge
+// where it changed since, or as a conflict.
+func (rv *reverter) takeOut(w, path string, before, after index.State) error {
+	if before.SameContent(after) {
+		// The window changed nothing here (a pre-image taken ahead, or
+		// a file opened for writing and left as it was): the disk need
+		// not be read.
+		return nil
+	}
+	cur, ok := rv.now[path]
+	if !ok {
+		st, err := rv.disk.State(path)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", index.Display(path), err)
+		}
+		rv.disk0[path], rv.now[path], cur = st, st, st
+	}
+	switch {
+	case cur.SameContent(before):
+		return nil // already as before the window
+	case cur.SameContent(after):
+		rv.now[path] = before
+		delete(rv.content, path)
+		return nil
+	}
+	if cur.Type != index.TypeFile || before.Type != index.TypeFile || after.Type != index.TypeFile {
+		reason := fmt.Sprintf("the window left it %s, and it is %s now", describe(after), describe(cur))
+		switch {
+		case before.Type == index.TypeAbsent:
+			reason = "the window created it, and it changed since: taking the creation out would delete that change"
+		case after.Type == index.TypeAbsent:
+			reason = "the window deleted it, and it was made again since"
+		}
+		rv.conflicts = append(rv.conflicts, Conflict{Path: path, Window: w, Reason: reason})
+		return nil
+	}
+	merged, hunks, err := mergeFile(path, cur, before, after, rv.content[path], rv.disk, rv.store, rv.markers, "window "+w)
+	if err != nil {
+		return err
+	}
+	if merged == nil { // binary
+		rv.conflicts = append(rv.conflicts, Conflict{Path: path, Window: w, Reason: "binary content changed since the window: it cannot be merged"})
+		return nil
+	}
+	if len(hunks) > 0 {
+		rv.conflicts = append(rv.conflicts, Conflict{Path: path, Window: w, Reason: fmt.Sprintf("%d %s changed both by the window and since", len(hunks), plural(len(hunks), "place", "places")), Hunks: hunks, Marked: rv.markers})
+		if !rv.markers {
+			return nil
 		}
 	}
-	return p, conflicts, nil
+	h, _, err := rv.store.Put(merged)
+	if err != nil {
+		return fmt.Errorf("store the merged %s: %w", index.Display(path), err)
+	}
+	next := cur
+	next.Hash, next.Size = index.Hash(h.String()), int64(len(merged))
+	if cur.Mode == after.Mode {
+		next.Mode = before.Mode // the window's chmod is taken out too
+	}
+	rv.now[path], rv.content[path] = next, merged
+	return nil
 }
 
 // mergeFile reads the three sides of a text file and merges them; nil
