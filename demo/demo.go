@@ -44,33 +44,12 @@ func Run(out io.Writer, exe string, keep bool) (err error) {
 		return err
 	}
 	repo, home := filepath.Join(tmp, "repo"), filepath.Join(tmp, "state")
-	for name, body := range files {
-		p := filepath.Join(repo, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			return err
-		}
+	if err := writeFiles(repo); err != nil {
+		return err
 	}
 	env := append(os.Environ(), "CKFS_HOME="+home)
 	step := func(dir string, show bool, name string, args ...string) (string, error) {
-		if ctx.Err() != nil && !(len(args) > 0 && args[0] == "unmount") {
-			return "", errors.New("interrupted")
-		}
-		fmt.Fprintf(out, "\n$ %s %s\n", filepath.Base(name), strings.Join(quoteArgs(args), " "))
-		c := exec.Command(name, args...)
-		c.Dir, c.Env = dir, env
-		var b bytes.Buffer
-		c.Stdout, c.Stderr = &b, &b
-		err := c.Run()
-		if show || err != nil {
-			out.Write(b.Bytes())
-		}
-		if err != nil {
-			return b.String(), fmt.Errorf("%s %s: %w", filepath.Base(name), strings.Join(args, " "), err)
-		}
-		return b.String(), nil
+		return runStep(ctx, out, env, dir, show, name, args...)
 	}
 	ckfs := func(show bool, args ...string) (string, error) { return step(repo, show, exe, args...) }
 	mounted := false
@@ -126,6 +105,42 @@ func Run(out io.Writer, exe string, keep bool) (err error) {
 	fmt.Fprintln(out, "\nchecked: the undo put back every byte the agent wrote.")
 	fmt.Fprintln(out, "\ndemo passed")
 	return nil
+}
+
+// writeFiles makes the scratch repository.
+func writeFiles(repo string) error {
+	for name, body := range files {
+		p := filepath.Join(repo, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runStep shows and runs one command of the demo in dir, printing its
+// output when show is set or it fails. Once ctx is done, only an unmount
+// still runs.
+func runStep(ctx context.Context, out io.Writer, env []string, dir string, show bool, name string, args ...string) (string, error) {
+	if ctx.Err() != nil && !(len(args) > 0 && args[0] == "unmount") {
+		return "", errors.New("interrupted")
+	}
+	fmt.Fprintf(out, "\n$ %s %s\n", filepath.Base(name), strings.Join(quoteArgs(args), " "))
+	c := exec.Command(name, args...)
+	c.Dir, c.Env = dir, env
+	var b bytes.Buffer
+	c.Stdout, c.Stderr = &b, &b
+	err := c.Run()
+	if show || err != nil {
+		out.Write(b.Bytes())
+	}
+	if err != nil {
+		return b.String(), fmt.Errorf("%s %s: %w", filepath.Base(name), strings.Join(args, " "), err)
+	}
+	return b.String(), nil
 }
 
 // snapshotDir describes every path under dir with its bytes.
