@@ -42,6 +42,33 @@ func fastParseInto(line []byte, rp *Record, in interner) bool {
 	p := fastParser{b: line, in: in}
 	r := rp
 	*r = Record{}
+	if !p.header(r) {
+		return false
+	}
+	var ok bool
+	if p.lit(`,"window":`) {
+		if r.Window, ok = p.str(); !ok {
+			return false
+		}
+	}
+	if p.lit(`,"path":`) {
+		if r.Path, ok = p.str(); !ok {
+			return false
+		}
+	}
+	if p.lit(`,"hash":`) {
+		if r.State, ok = p.state(); !ok {
+			return false
+		}
+	}
+	if !p.tail(r) {
+		return false
+	}
+	return p.lit("}") && len(p.b) == 0
+}
+
+// header reads the fields every record opens with: v, seq, time, kind.
+func (p *fastParser) header(r *Record) bool {
 	if !p.lit(`{"v":`) {
 		return false
 	}
@@ -78,72 +105,71 @@ func fastParseInto(line []byte, rp *Record, in interner) bool {
 		return false
 	}
 	r.Kind = Kind(k)
-	if p.lit(`,"window":`) {
-		if r.Window, ok = p.str(); !ok {
-			return false
+	return true
+}
+
+// state reads a state, from just after its "hash" key.
+func (p *fastParser) state() (*State, bool) {
+	var ok bool
+	s := &State{}
+	if !p.lit("null") {
+		h, ok := p.str()
+		if !ok || !validHash(h) {
+			return nil, false
+		}
+		s.Hash = Hash(h)
+	}
+	if !p.lit(`,"size":`) {
+		return nil, false
+	}
+	if s.Size, ok = p.int(); !ok {
+		return nil, false
+	}
+	if !p.lit(`,"mtime":`) {
+		return nil, false
+	}
+	if s.MTime, ok = p.int(); !ok {
+		return nil, false
+	}
+	if !p.lit(`,"mode":`) {
+		return nil, false
+	}
+	m, ok := p.uint()
+	if !ok || m > 1<<32-1 {
+		return nil, false
+	}
+	s.Mode = uint32(m)
+	if !p.lit(`,"type":`) {
+		return nil, false
+	}
+	ty, ok := p.sym()
+	if !ok {
+		return nil, false
+	}
+	s.Type = FileType(ty)
+	if p.lit(`,"rdev":`) {
+		if s.Rdev, ok = p.uint(); !ok || s.Rdev == 0 {
+			return nil, false
 		}
 	}
-	if p.lit(`,"path":`) {
-		if r.Path, ok = p.str(); !ok {
-			return false
+	if p.lit(`,"owner":`) {
+		if s.Owner, ok = p.str(); !ok || s.Owner == "" {
+			return nil, false
 		}
 	}
-	if p.lit(`,"hash":`) {
-		s := &State{}
-		if !p.lit("null") {
-			h, ok := p.str()
-			if !ok || !validHash(h) {
-				return false
-			}
-			s.Hash = Hash(h)
+	if p.lit(`,"xattrs":`) {
+		x, ok := p.str()
+		if !ok || !validHash(x) {
+			return nil, false
 		}
-		if !p.lit(`,"size":`) {
-			return false
-		}
-		if s.Size, ok = p.int(); !ok {
-			return false
-		}
-		if !p.lit(`,"mtime":`) {
-			return false
-		}
-		if s.MTime, ok = p.int(); !ok {
-			return false
-		}
-		if !p.lit(`,"mode":`) {
-			return false
-		}
-		m, ok := p.uint()
-		if !ok || m > 1<<32-1 {
-			return false
-		}
-		s.Mode = uint32(m)
-		if !p.lit(`,"type":`) {
-			return false
-		}
-		ty, ok := p.sym()
-		if !ok {
-			return false
-		}
-		s.Type = FileType(ty)
-		if p.lit(`,"rdev":`) {
-			if s.Rdev, ok = p.uint(); !ok || s.Rdev == 0 {
-				return false
-			}
-		}
-		if p.lit(`,"owner":`) {
-			if s.Owner, ok = p.str(); !ok || s.Owner == "" {
-				return false
-			}
-		}
-		if p.lit(`,"xattrs":`) {
-			x, ok := p.str()
-			if !ok || !validHash(x) {
-				return false
-			}
-			s.XAttrs = Hash(x)
-		}
-		r.State = s
+		s.XAttrs = Hash(x)
 	}
+	return s, true
+}
+
+// tail reads the optional fields after the state.
+func (p *fastParser) tail(r *Record) bool {
+	var ok bool
 	for _, f := range []struct {
 		key string
 		dst *string
@@ -182,9 +208,6 @@ func fastParseInto(line []byte, rp *Record, in interner) bool {
 			return false
 		}
 		r.Target = &tg
-	}
-	if !p.lit("}") || len(p.b) != 0 {
-		return false
 	}
 	return true
 }
