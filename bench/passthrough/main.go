@@ -173,6 +173,23 @@ func rows(tarball string, files int, modSrc string) []workload {
 			sh("cd " + d + " && git init -q && git add -A && git -c gc.auto=0 -c user.email=b@b -c user.name=b commit -qm x")
 			sh("cd " + d + " && for f in $(git ls-files 'src/cmd/go/*.go' | head -20); do echo '// changed' >> $f; done && git diff | wc -l")
 		}, func(d string) { sh("cd " + d + " && git diff | wc -l") }},
+	}
+	workloads = append(workloads, writeRows(tarball)...)
+	workloads = append(workloads, buildRows(modSrc)...)
+	if _, err := exec.LookPath("rg"); err == nil {
+		workloads = slices.Insert(workloads, 3, workload{"rg over that tree (warm)", func(d string) {
+			sh("tar xf " + tarball + " -C " + d)
+			shOK("rg -c zzqqxx " + d + "/src >/dev/null")
+		}, func(d string) { shOK("rg -c zzqqxx " + d + "/src >/dev/null") }})
+	} else {
+		fmt.Fprintln(os.Stderr, "passthrough: rg is not installed, so its row is left out (apt-get install -y ripgrep)")
+	}
+	return workloads
+}
+
+// writeRows are the rows that write: untar is the first row of rows.
+func writeRows(tarball string) []workload {
+	return []workload{
 		{"rm -rf of that tree", func(d string) { sh("tar xf " + tarball + " -C " + d) }, func(d string) { sh("rm -rf " + d + "/src") }},
 		// A tree the mount never saw (a build directory, a checkout from
 		// before): in a window, every file's pre-image must be stored and
@@ -188,6 +205,16 @@ func rows(tarball string, files int, modSrc string) []workload {
 		{"sed -i over cmd/ .go files right after a tar x of them", func(d string) { sh("tar xf " + tarball + " -C " + d) }, func(d string) {
 			sh("find " + d + "/src/cmd -type f -name '*.go' -print0 | xargs -0 sed -i 's/^func /func /'")
 		}},
+		{"create 10k small files", nil, func(d string) { smallFiles(d, 10000) }},
+		{"delete 10k small files", func(d string) { smallFiles(d, 10000) }, func(d string) { sh("rm -rf " + d + "/small") }},
+		{fmt.Sprintf("write %d MiB sequentially", *bigMiB), nil, func(d string) { writeBig(d, *bigMiB) }},
+		{fmt.Sprintf("read %d MiB, warm", *bigMiB), func(d string) { writeBig(d, *bigMiB); readBig(d) }, readBig},
+	}
+}
+
+// buildRows build and test this module in the directory.
+func buildRows(modSrc string) []workload {
+	return []workload{
 		{"go build ./... (warm cache)", func(d string) {
 			sh(fmt.Sprintf("cp -a %s/. %s/", modSrc, d))
 			sh("cd " + d + " && go build ./...")
@@ -200,20 +227,7 @@ func rows(tarball string, files int, modSrc string) []workload {
 			sh(fmt.Sprintf("cp -a %s/. %s/", modSrc, d))
 			sh("cd " + d + " && " + goTestAll)
 		}, func(d string) { sh("cd " + d + " && " + goTestAll) }},
-		{"create 10k small files", nil, func(d string) { smallFiles(d, 10000) }},
-		{"delete 10k small files", func(d string) { smallFiles(d, 10000) }, func(d string) { sh("rm -rf " + d + "/small") }},
-		{fmt.Sprintf("write %d MiB sequentially", *bigMiB), nil, func(d string) { writeBig(d, *bigMiB) }},
-		{fmt.Sprintf("read %d MiB, warm", *bigMiB), func(d string) { writeBig(d, *bigMiB); readBig(d) }, readBig},
 	}
-	if _, err := exec.LookPath("rg"); err == nil {
-		workloads = slices.Insert(workloads, 3, workload{"rg over that tree (warm)", func(d string) {
-			sh("tar xf " + tarball + " -C " + d)
-			shOK("rg -c zzqqxx " + d + "/src >/dev/null")
-		}, func(d string) { shOK("rg -c zzqqxx " + d + "/src >/dev/null") }})
-	} else {
-		fmt.Fprintln(os.Stderr, "passthrough: rg is not installed, so its row is left out (apt-get install -y ripgrep)")
-	}
-	return workloads
 }
 
 // measure runs every workload on every column, -n times each, and

@@ -49,14 +49,7 @@ func SeaweedFS(t testing.TB, bucket string) string {
 	dir := t.TempDir()
 	ports := freePorts(t, 10)
 	s3 := ports[0]
-	args := []string{"mini", "-dir=" + dir, "-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-master.telemetry=false", "-webdav=false",
-		"-bucket=" + bucket,
-		"-s3.port=" + s3, "-s3.port.grpc=" + ports[1], "-master.port=" + ports[2], "-master.port.grpc=" + ports[3],
-		"-volume.port=" + ports[4], "-volume.port.grpc=" + ports[5], "-filer.port=" + ports[6], "-filer.port.grpc=" + ports[7],
-		"-admin.port=" + ports[8], "-admin.port.grpc=" + ports[9], "-admin.port.legacy=0",
-		"-s3.port.iceberg=0", "-s3.port.lance=0",
-		"-filer.localSocket=" + filepath.Join(dir, "filer.sock"), "-s3.localSocket=" + filepath.Join(dir, "s3.sock"),
-	}
+	args := weedArgs(dir, bucket, ports)
 	log, err := os.Create(filepath.Join(dir, "weed.log"))
 	if err != nil {
 		t.Fatal(err)
@@ -74,23 +67,9 @@ func SeaweedFS(t testing.TB, bucket string) string {
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(15 * time.Second):
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-exited
-		}
+		stopWeed(cmd, exited)
 		log.Close()
-		// weed mini names its gRPC sockets itself, in /tmp whatever
-		// TMPDIR says, and leaves some behind: the ports are this
-		// server's, so the sockets are too.
-		for i, service := range map[int]string{1: "s3", 3: "master", 5: "volume", 7: "filer", 9: "admin"} {
-			p := fmt.Sprintf("/tmp/seaweedfs-%s-grpc-%s.sock", service, ports[i])
-			if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSocket != 0 {
-				os.Remove(p)
-			}
-		}
+		removeWeedSockets(ports)
 	})
 	endpoint := "http://127.0.0.1:" + s3
 	deadline := time.Now().Add(90 * time.Second)
@@ -109,6 +88,42 @@ func SeaweedFS(t testing.TB, bucket string) string {
 		if time.Now().After(deadline) {
 			b, _ := os.ReadFile(filepath.Join(dir, "weed.log"))
 			t.Fatalf("SeaweedFS did not serve bucket %s within 90 s: %s", bucket, LastLines(string(b), 10))
+		}
+	}
+}
+
+// weedArgs are weed mini's arguments: its files in dir, the bucket made,
+// every service on 127.0.0.1 at one of ports.
+func weedArgs(dir, bucket string, ports []string) []string {
+	return []string{"mini", "-dir=" + dir, "-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-master.telemetry=false", "-webdav=false",
+		"-bucket=" + bucket,
+		"-s3.port=" + ports[0], "-s3.port.grpc=" + ports[1], "-master.port=" + ports[2], "-master.port.grpc=" + ports[3],
+		"-volume.port=" + ports[4], "-volume.port.grpc=" + ports[5], "-filer.port=" + ports[6], "-filer.port.grpc=" + ports[7],
+		"-admin.port=" + ports[8], "-admin.port.grpc=" + ports[9], "-admin.port.legacy=0",
+		"-s3.port.iceberg=0", "-s3.port.lance=0",
+		"-filer.localSocket=" + filepath.Join(dir, "filer.sock"), "-s3.localSocket=" + filepath.Join(dir, "s3.sock"),
+	}
+}
+
+// stopWeed stops the server's process group, killing it after 15 s.
+func stopWeed(cmd *exec.Cmd, exited <-chan struct{}) {
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(15 * time.Second):
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-exited
+	}
+}
+
+// removeWeedSockets removes the gRPC sockets weed mini names itself, in
+// /tmp whatever TMPDIR says, and leaves behind: the ports are this
+// server's, so the sockets are too.
+func removeWeedSockets(ports []string) {
+	for i, service := range map[int]string{1: "s3", 3: "master", 5: "volume", 7: "filer", 9: "admin"} {
+		p := fmt.Sprintf("/tmp/seaweedfs-%s-grpc-%s.sock", service, ports[i])
+		if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSocket != 0 {
+			os.Remove(p)
 		}
 	}
 }
