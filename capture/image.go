@@ -109,7 +109,7 @@ func (r *Recorder) fileImage(rel string, s *unix.Stat_t, st index.State, durable
 		return st, fmt.Sprintf("over the size limit (grew past %d bytes while captured)", r.maxSize), nil
 	}
 	r.counted(isNew, cr.n)
-	st.Hash, st.Size = index.Hash(hash.String()), cr.n
+	st.Hash, st.Size = hash, cr.n
 	return st, "", nil
 }
 
@@ -166,7 +166,7 @@ func (r *Recorder) put(b []byte, durable bool) (index.Hash, error) {
 		return "", err
 	}
 	r.counted(isNew, int64(len(b)))
-	return index.Hash(h.String()), nil
+	return h, nil
 }
 
 // counted adds a stored content to the statistics (image runs outside the

@@ -91,9 +91,7 @@ func verifyStream(h Hash, body []byte, size uint64) error {
 	if uint64(n) != size {
 		return fmt.Errorf("%w: content is at least %d bytes, header says %d", ErrCorrupt, n, size)
 	}
-	var got Hash
-	copy(got[:], hasher.Sum(nil))
-	if got != h {
+	if got := digest(hasher); got != h {
 		return fmt.Errorf("%w: content does not hash to its name", ErrCorrupt)
 	}
 	return nil

@@ -12,12 +12,10 @@
 package cas
 
 import (
-	"encoding/hex"
 	"errors"
-	"fmt"
 	"io"
-	"strings"
 
+	"github.com/ckfs-dev/ckfs/internal/hashid"
 	"github.com/zeebo/blake3"
 )
 
@@ -32,55 +30,24 @@ var (
 )
 
 // HashSize is the size in bytes of a BLAKE3-256 digest.
-const HashSize = 32
-
-// hashPrefix is how a Hash is written in records: "blake3:<64 hex digits>".
-const hashPrefix = "blake3:"
+const HashSize = hashid.Size
 
 // Hash is the address of an object: the BLAKE3-256 digest of its
-// uncompressed content.
-type Hash [HashSize]byte
+// uncompressed content, in the one form every package uses.
+type Hash = hashid.Hash
 
 // Sum returns the address of data.
-func Sum(data []byte) Hash { return Hash(blake3.Sum256(data)) }
+func Sum(data []byte) Hash { return hashid.Sum(data) }
 
-// String returns the hash in its record form, "blake3:<hex>".
-func (h Hash) String() string { return hashPrefix + hex.EncodeToString(h[:]) }
-
-// Hex returns the 64 lowercase hex digits of the hash.
-func (h Hash) Hex() string { return hex.EncodeToString(h[:]) }
-
-// IsZero reports whether h is the zero value (no hash).
-func (h Hash) IsZero() bool { return h == Hash{} }
+// digest is the address of what h has hashed.
+func digest(h *blake3.Hasher) Hash {
+	var d [HashSize]byte
+	h.Sum(d[:0])
+	return hashid.FromDigest(d)
+}
 
 // ParseHash parses the record form "blake3:<64 lowercase hex digits>".
-func ParseHash(s string) (Hash, error) {
-	var h Hash
-	hexPart, ok := strings.CutPrefix(s, hashPrefix)
-	if !ok {
-		return h, fmt.Errorf("hash %q: want prefix %q", s, hashPrefix)
-	}
-	if len(hexPart) != 2*HashSize || strings.ToLower(hexPart) != hexPart {
-		return h, fmt.Errorf("hash %q: want %d lowercase hex digits", s, 2*HashSize)
-	}
-	if _, err := hex.Decode(h[:], []byte(hexPart)); err != nil {
-		return h, fmt.Errorf("hash %q: %w", s, err)
-	}
-	return h, nil
-}
-
-// MarshalText implements encoding.TextMarshaler.
-func (h Hash) MarshalText() ([]byte, error) { return []byte(h.String()), nil }
-
-// UnmarshalText implements encoding.TextUnmarshaler.
-func (h *Hash) UnmarshalText(b []byte) error {
-	p, err := ParseHash(string(b))
-	if err != nil {
-		return err
-	}
-	*h = p
-	return nil
-}
+func ParseHash(s string) (Hash, error) { return hashid.Parse(s) }
 
 // Info describes a stored object.
 type Info struct {

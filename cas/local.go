@@ -147,7 +147,7 @@ func (l *Local) PutReader(r io.Reader) (Hash, bool, error) {
 		return l.Put(first[:n])
 	}
 	if err != nil {
-		return Hash{}, false, fmt.Errorf("store object: read content: %w", err)
+		return "", false, fmt.Errorf("store object: read content: %w", err)
 	}
 	first = first[:n]
 	// Decide the codec on the first chunk: if it does not compress, the
@@ -161,7 +161,7 @@ func (l *Local) PutReader(r io.Reader) (Hash, bool, error) {
 	var sum Hash
 	f, tmp, err := l.createTemp()
 	if err != nil {
-		return Hash{}, false, err
+		return "", false, err
 	}
 	werr := func() error {
 		w := l.wrapWriter(f)
@@ -208,13 +208,13 @@ func (l *Local) PutReader(r io.Reader) (Hash, bool, error) {
 		if _, err := f.WriteAt(hdr[:], 0); err != nil {
 			return err
 		}
-		copy(sum[:], hasher.Sum(nil))
+		sum = digest(hasher)
 		return nil
 	}()
 	if werr != nil {
 		f.Close()
 		os.Remove(tmp)
-		return Hash{}, false, fmt.Errorf("store object: %w", werr)
+		return "", false, fmt.Errorf("store object: %w", werr)
 	}
 	l.touch(sum)
 	isNew, err := l.commitTemp(f, tmp, sum)

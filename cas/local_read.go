@@ -122,8 +122,7 @@ func (v *verifier) Read(p []byte) (int, error) {
 		return 0, v.err
 	}
 	if err == io.EOF {
-		var got Hash
-		copy(got[:], v.hasher.Sum(nil))
+		got := digest(v.hasher)
 		switch {
 		case v.n != v.want:
 			v.err = v.l.corrupt(v.h, fmt.Errorf("%w: content is %d bytes, header says %d", ErrCorrupt, v.n, v.want))
@@ -189,7 +188,7 @@ func (l *Local) Walk(fn func(Info) error) error {
 			return nil
 		}
 		name := d.Name()
-		h, perr := ParseHash(hashPrefix + name)
+		h, perr := ParseHash("blake3:" + name)
 		if perr != nil || !strings.HasSuffix(filepath.Dir(path), filepath.Join(name[0:2], name[2:4])) {
 			return nil // not an object name: ignore stray files
 		}

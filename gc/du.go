@@ -62,7 +62,7 @@ func Measure(store string, s *cas.Local, records []index.Record, top int, sessio
 		if i.Size > 0 {
 			u.ContentBytes += i.Size
 		}
-		stored[index.Hash(i.Hash.String())] = i
+		stored[i.Hash] = i
 		return nil
 	})
 	if err != nil {

@@ -90,10 +90,10 @@ func Collect(o Options) (*Result, error) {
 		var damaged []index.Hash
 		err = o.CAS.Walk(func(i cas.Info) error {
 			if i.Size < 0 {
-				damaged = append(damaged, index.Hash(i.Hash.String()))
+				damaged = append(damaged, i.Hash)
 			}
 			objects = append(objects, i)
-			stored[index.Hash(i.Hash.String())] = i.Stored
+			stored[i.Hash] = i.Stored
 			res.StoredBytes += i.Stored
 			return nil
 		})
@@ -137,7 +137,7 @@ func Collect(o Options) (*Result, error) {
 func sweepDead(o Options, sweep *cas.Sweep, objects []cas.Info, live map[index.Hash]bool, res *Result) error {
 	var deleted []cas.Hash
 	for _, i := range objects {
-		if live[index.Hash(i.Hash.String())] {
+		if live[i.Hash] {
 			continue
 		}
 		if o.DryRun {

@@ -153,7 +153,7 @@ func TestCrashChild(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		st := &index.State{Hash: index.Hash(h.String()), Size: int64(size), Mode: 0o644, Type: index.TypeFile}
+		st := &index.State{Hash: h, Size: int64(size), Mode: 0o644, Type: index.TypeFile}
 		err = w.Append(
 			&index.Record{Kind: index.KindOpen, Window: win},
 			&index.Record{Kind: index.KindBefore, Window: win, Path: "f" + strconv.Itoa(i%7), State: st},

@@ -28,7 +28,7 @@ func TestTwoEditsFourRecordsThreeObjects(t *testing.T) {
 			t.Fatal(err)
 		}
 		return &index.Record{Kind: kind, Window: win, Path: "main.go", State: &index.State{
-			Hash: index.Hash(h.String()), Size: int64(len(content)), Mode: 0o644, Type: index.TypeFile}}
+			Hash: h, Size: int64(len(content)), Mode: 0o644, Type: index.TypeFile}}
 	}
 	versions := []string{"v0\n", "v1\n", "v2\n"}
 	for i, win := range []string{"w1", "w2"} {

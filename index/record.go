@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/ckfs-dev/ckfs/internal/hashid"
 )
 
 // Version is the record format version this package writes and reads.
@@ -105,43 +107,12 @@ const (
 )
 
 // Hash is an object address in record form ("blake3:<64 hex digits>"); the
-// empty Hash is written as JSON null and means "no content".
-type Hash string
+// empty Hash is written as JSON null and means "no content". It is the one
+// hash type of ckfs (package hashid), the object store's too.
+type Hash = hashid.Hash
 
 // validHash reports whether s is "blake3:" and 64 lowercase hex digits.
-func validHash(s string) bool {
-	if len(s) != 7+64 || s[:7] != "blake3:" {
-		return false
-	}
-	for i := 7; i < len(s); i++ {
-		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
-}
-
-// MarshalJSON writes the empty hash as null.
-func (h Hash) MarshalJSON() ([]byte, error) {
-	if h == "" {
-		return []byte("null"), nil
-	}
-	return []byte(`"` + string(h) + `"`), nil
-}
-
-// UnmarshalJSON reads null as the empty hash and checks the form.
-func (h *Hash) UnmarshalJSON(b []byte) error {
-	s := string(b)
-	if s == "null" {
-		*h = ""
-		return nil
-	}
-	if len(s) < 2 || s[0] != '"' || s[len(s)-1] != '"' || !validHash(s[1:len(s)-1]) {
-		return fmt.Errorf("hash %s: want null or \"blake3:<64 lowercase hex digits>\"", s)
-	}
-	*h = Hash(s[1 : len(s)-1])
-	return nil
-}
+func validHash(s string) bool { return hashid.Valid(s) }
 
 // State is the state of one path: what a file image records.
 type State struct {

@@ -112,7 +112,7 @@ func takeBaseline(ctx context.Context, dir string, o baselineOptions, store func
 			if err != nil {
 				return err
 			}
-			e.Hash = index.Hash(h.String())
+			e.Hash = h
 		}
 		out = append(out, e)
 		return nil

@@ -74,10 +74,10 @@ func FuzzParseHead(f *testing.F) {
 
 func sampleBaseline() []byte {
 	return encodeBaseline([]BaselineEntry{
-		{Path: "README.md", State: index.State{Type: index.TypeSymlink, Hash: index.Hash(cas.Sum([]byte("docs/x")).String()), Size: 6, Mode: 0o777}},
+		{Path: "README.md", State: index.State{Type: index.TypeSymlink, Hash: cas.Sum([]byte("docs/x")), Size: 6, Mode: 0o777}},
 		{Path: "big.bin", State: index.State{Type: index.TypeFile, Size: 1 << 30, Mode: 0o644}, Skip: "larger than the capture limit"},
 		{Path: "src", State: index.State{Type: index.TypeDir, Mode: 0o755}},
-		{Path: "src/a.go", State: index.State{Type: index.TypeFile, Hash: index.Hash(cas.Sum([]byte("package a\n")).String()), Size: 10, Mode: 0o644}},
+		{Path: "src/a.go", State: index.State{Type: index.TypeFile, Hash: cas.Sum([]byte("package a\n")), Size: 10, Mode: 0o644}},
 	})
 }
 

@@ -177,11 +177,7 @@ func pushSegment(ctx context.Context, o PushOptions, up *uploader, head *Head, s
 		if r.State != nil {
 			for _, h := range []index.Hash{r.Hash, r.XAttrs} {
 				if h != "" {
-					a, err := cas.ParseHash(string(h))
-					if err != nil {
-						return err
-					}
-					needed = append(needed, a)
+					needed = append(needed, h)
 				}
 			}
 		}
@@ -401,7 +397,7 @@ func (q *blobQueue) add(data []byte) (cas.Hash, error) {
 	err := q.err
 	q.mu.Unlock()
 	if err != nil {
-		return cas.Hash{}, err
+		return "", err
 	}
 	q.jobs <- data
 	return cas.Sum(data), nil

@@ -68,7 +68,7 @@ func (s *testStore) window(path, before, after string) string {
 		if err != nil {
 			s.t.Fatal(err)
 		}
-		return &index.State{Type: index.TypeFile, Mode: 0o644, Size: int64(len(c)), Hash: index.Hash(h.String())}
+		return &index.State{Type: index.TypeFile, Mode: 0o644, Size: int64(len(c)), Hash: h}
 	}
 	err := s.w.Append(
 		&index.Record{Kind: index.KindOpen, Window: id, Tool: "Bash"},
@@ -235,9 +235,9 @@ func TestAgainstSeaweedFS(t *testing.T) {
 		x, _, _ := s.local.Put([]byte("escaped\n"))
 		err := s.w.Append(
 			&index.Record{Kind: index.KindOpen, Window: "bad", Tool: "Bash"},
-			&index.Record{Kind: index.KindAfter, Window: "bad", Path: "lib", State: &index.State{Type: index.TypeSymlink, Mode: 0o777, Size: int64(len(outside)), Hash: index.Hash(target.String())}},
-			&index.Record{Kind: index.KindAfter, Window: "bad", Path: "lib/x", State: &index.State{Type: index.TypeFile, Mode: 0o4755, Size: 8, Hash: index.Hash(x.String())}},
-			&index.Record{Kind: index.KindAfter, Window: "bad", Path: "tool", State: &index.State{Type: index.TypeFile, Mode: 0o4755, Size: 8, Hash: index.Hash(x.String())}},
+			&index.Record{Kind: index.KindAfter, Window: "bad", Path: "lib", State: &index.State{Type: index.TypeSymlink, Mode: 0o777, Size: int64(len(outside)), Hash: target}},
+			&index.Record{Kind: index.KindAfter, Window: "bad", Path: "lib/x", State: &index.State{Type: index.TypeFile, Mode: 0o4755, Size: 8, Hash: x}},
+			&index.Record{Kind: index.KindAfter, Window: "bad", Path: "tool", State: &index.State{Type: index.TypeFile, Mode: 0o4755, Size: 8, Hash: x}},
 			&index.Record{Kind: index.KindClose, Window: "bad"},
 		)
 		if err != nil {

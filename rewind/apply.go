@@ -137,7 +137,7 @@ func (a *Applier) saveCurrent(s Step) error {
 	if err != nil {
 		return fmt.Errorf("capture %s before overwriting it: %w", s.Path, err)
 	}
-	if index.Hash(h.String()) != s.Current.Hash {
+	if h != s.Current.Hash {
 		return fmt.Errorf("%s changed while the rewind was being prepared; nothing was changed, run it again", s.Path)
 	}
 	return nil
@@ -156,7 +156,7 @@ func (a *Applier) saveXAttrs(s Step) error {
 	if err != nil {
 		return fmt.Errorf("capture the extended attributes of %s before changing them: %w", index.Display(s.Path), err)
 	}
-	if index.Hash(h.String()) != s.Current.XAttrs {
+	if h != s.Current.XAttrs {
 		return fmt.Errorf("%s changed while the rewind was being prepared; nothing was changed, run it again", index.Display(s.Path))
 	}
 	return nil
@@ -182,10 +182,7 @@ func (a *Applier) do(o PathAction) error {
 		if t.Type.Special() {
 			return a.Dir.Mknod(o.Path, t)
 		}
-		h, err := cas.ParseHash(string(t.Hash))
-		if err != nil {
-			return err
-		}
+		h := t.Hash
 		if t.Type == index.TypeSymlink {
 			b, err := a.Store.Get(h)
 			if err != nil {

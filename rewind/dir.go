@@ -113,7 +113,7 @@ func (d *Dir) stat(rel string, withHash bool) (index.State, error) {
 		if err != nil {
 			return s, &os.PathError{Op: "readlink", Path: rel, Err: err}
 		}
-		s.Hash, s.Size = index.Hash(cas.Sum([]byte(target)).String()), int64(len(target))
+		s.Hash, s.Size = cas.Sum([]byte(target)), int64(len(target))
 	case unix.S_IFREG:
 		s.Type = index.TypeFile
 		if !withHash {
@@ -123,7 +123,7 @@ func (d *Dir) stat(rel string, withHash bool) (index.State, error) {
 		if err != nil {
 			return s, &os.PathError{Op: "read", Path: rel, Err: err}
 		}
-		s.Hash, s.Size, s.XAttrs = index.Hash(h.String()), n, xattrHash(attrs)
+		s.Hash, s.Size, s.XAttrs = h, n, xattrHash(attrs)
 	default:
 		t, ok := index.TypeOfMode(uint32(st.Mode))
 		if !ok {
@@ -140,16 +140,16 @@ func (d *Dir) stat(rel string, withHash bool) (index.State, error) {
 func (d *Dir) hashFile(pfd int, base string) (cas.Hash, int64, map[string][]byte, error) {
 	f, err := d.openRead(pfd, base)
 	if err != nil {
-		return cas.Hash{}, 0, nil, err
+		return "", 0, nil, err
 	}
 	defer f.Close()
 	attrs, err := xattr.Read(f)
 	if err != nil {
-		return cas.Hash{}, 0, nil, err
+		return "", 0, nil, err
 	}
 	b, err := io.ReadAll(f)
 	if err != nil {
-		return cas.Hash{}, 0, nil, err
+		return "", 0, nil, err
 	}
 	return cas.Sum(b), int64(len(b)), attrs, nil
 }

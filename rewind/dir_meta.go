@@ -18,7 +18,7 @@ func xattrHash(attrs map[string][]byte) index.Hash {
 	if len(attrs) == 0 {
 		return ""
 	}
-	return index.Hash(cas.Sum(index.EncodeXAttrs(attrs)).String())
+	return cas.Sum(index.EncodeXAttrs(attrs))
 }
 
 // xattrsAt reads the recorded extended attributes of the file or directory

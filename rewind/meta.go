@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/ckfs-dev/ckfs/cas"
 	"github.com/ckfs-dev/ckfs/index"
 	"github.com/ckfs-dev/ckfs/internal/xattr"
 	"golang.org/x/sys/unix"
@@ -30,10 +29,7 @@ func (a *Applier) metaOf(t index.State) (Meta, error) {
 	if t.XAttrs == "" {
 		return m, nil
 	}
-	h, err := cas.ParseHash(string(t.XAttrs))
-	if err != nil {
-		return m, err
-	}
+	h := t.XAttrs
 	b, err := a.Store.Get(h)
 	if err != nil {
 		return m, fmt.Errorf("extended attributes: %w", err)

@@ -33,11 +33,7 @@ func badObjects(store cas.Store, steps []Step, state func(Step) index.State) []s
 			return
 		}
 		seen[h] = true
-		ch, err := cas.ParseHash(string(h))
-		if err == nil {
-			err = store.Verify(ch)
-		}
-		if err != nil {
+		if err := store.Verify(h); err != nil {
 			bad = append(bad, fmt.Sprintf("%s%s (%s): %s", index.Display(path), what, h, objectProblem(err)))
 		}
 	}

@@ -171,7 +171,7 @@ func (rv *reverter) takeOut(w, path string, before, after index.State) error {
 		return fmt.Errorf("store the merged %s: %w", index.Display(path), err)
 	}
 	next := cur
-	next.Hash, next.Size = index.Hash(h.String()), int64(len(merged))
+	next.Hash, next.Size = h, int64(len(merged))
 	if cur.Mode == after.Mode {
 		next.Mode = before.Mode // the window's chmod is taken out too
 	}
@@ -191,10 +191,7 @@ func mergeFile(path string, cur, before, after index.State, have []byte, disk *D
 		}
 	}
 	get := func(s index.State) ([]byte, error) {
-		h, err := cas.ParseHash(string(s.Hash))
-		if err != nil {
-			return nil, err
-		}
+		h := s.Hash
 		b, err := store.Get(h)
 		if err != nil {
 			return nil, fmt.Errorf("read the recorded content of %s: %w", index.Display(path), err)

@@ -93,10 +93,7 @@ func Store(store string, repair bool, now time.Time, bar Progress) (*Report, err
 			continue
 		}
 		seen[string(rec.Hash)] = true
-		h, err := cas.ParseHash(string(rec.Hash))
-		if err != nil {
-			return nil, err
-		}
+		h := rec.Hash
 		if ok, _ := s.Has(h); !ok {
 			r.Missing = append(r.Missing, h.String())
 			bad[h.String()] = true

@@ -98,10 +98,7 @@ func (v *View) Content(s index.State) ([]byte, error) {
 	if s.Hash == "" {
 		return nil, nil
 	}
-	h, err := cas.ParseHash(string(s.Hash))
-	if err != nil {
-		return nil, err
-	}
+	h := s.Hash
 	return v.CAS.Get(h)
 }
 

@@ -99,7 +99,7 @@ func previewLarge(dir string) (first, again time.Duration) {
 		b := []byte(fmt.Sprintf("%s version %d\n", p, v))
 		h, _, err := s.PutDeferred(b)
 		benchkit.Check(err)
-		return &index.State{Hash: index.Hash(h.String()), Size: int64(len(b)), Mode: 0o644, Type: index.TypeFile}
+		return &index.State{Hash: h, Size: int64(len(b)), Mode: 0o644, Type: index.TypeFile}
 	}
 	n := 0
 	for win := 0; n < *nRecs; win++ {

@@ -96,14 +96,14 @@ func (s *FaultyStore) getFails() bool { s.mu.Lock(); defer s.mu.Unlock(); return
 
 func (s *FaultyStore) Put(data []byte) (cas.Hash, bool, error) {
 	if s.putFails() {
-		return cas.Hash{}, false, ErrInjected
+		return "", false, ErrInjected
 	}
 	return s.Store.Put(data)
 }
 
 func (s *FaultyStore) PutReader(r io.Reader) (cas.Hash, bool, error) {
 	if s.putFails() {
-		return cas.Hash{}, false, ErrInjected
+		return "", false, ErrInjected
 	}
 	return s.Store.PutReader(r)
 }

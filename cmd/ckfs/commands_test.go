@@ -38,7 +38,7 @@ func unmountedWorkspace(t *testing.T) (store, root string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return &index.State{Hash: index.Hash(h.String()), Size: int64(len(content)), MTime: fi.ModTime().UnixNano(), Mode: 0o644, Type: index.TypeFile}
+		return &index.State{Hash: h, Size: int64(len(content)), MTime: fi.ModTime().UnixNano(), Mode: 0o644, Type: index.TypeFile}
 	}
 	w, _, err := index.OpenWriter(store, index.WriterOptions{})
 	if err != nil {
