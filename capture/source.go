@@ -1,10 +1,12 @@
 package capture
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
 
+	"github.com/ckfs-dev/ckfs/internal/beneath"
 	"github.com/ckfs-dev/ckfs/internal/xattr"
 	"golang.org/x/sys/unix"
 )
@@ -38,21 +40,18 @@ type DirSource struct{ fd int }
 func NewDirSource(fd int) *DirSource { return &DirSource{fd: fd} }
 
 // parent returns a descriptor of the directory holding rel and rel's last
-// element; done closes the descriptor. A symlink among the directories
-// gives ENOTDIR: the path as named does not exist.
+// element (internal/beneath's policy); done closes the descriptor. A
+// symlink among the directories gives ENOTDIR: the path as named does not
+// exist.
 func (d *DirSource) parent(rel string) (fd int, base string, done func(), err error) {
-	i := strings.LastIndexByte(rel, '/')
-	if i < 0 {
+	if !strings.Contains(rel, "/") {
 		return d.fd, rel, func() {}, nil
 	}
-	fd, err = openBeneath(d.fd, rel[:i], oPathDir)
-	if err == unix.ELOOP || err == unix.EXDEV {
-		err = unix.ENOTDIR
-	}
+	fd, base, err = beneath.Parent(d.fd, rel)
 	if err != nil {
 		return -1, "", nil, err
 	}
-	return fd, rel[i+1:], func() { unix.Close(fd) }, nil
+	return fd, base, func() { unix.Close(fd) }, nil
 }
 
 func (d *DirSource) Lstat(rel string, st *unix.Stat_t) error {
@@ -87,10 +86,7 @@ func (d *DirSource) LstatEach(rels []string, fn func(i int, st *unix.Stat_t, err
 			}
 			dir, pfd, perr = parent, d.fd, nil
 			if parent != "" {
-				pfd, perr = openBeneath(d.fd, parent, oPathDir)
-				if perr == unix.ELOOP || perr == unix.EXDEV {
-					perr = unix.ENOTDIR
-				}
+				pfd, perr = beneath.Open(d.fd, parent, beneath.DirFlags)
 			}
 		}
 		if perr != nil {
@@ -108,13 +104,13 @@ func (d *DirSource) LstatEach(rels []string, fn func(i int, st *unix.Stat_t, err
 func (d *DirSource) Open(rel string) (*os.File, error) {
 	// O_NOATIME: taking an image must not change what it images. It is
 	// refused (EPERM) on files the daemon does not own unless it is root.
-	flags := unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK
-	fd, err := openBeneath(d.fd, rel, flags|oNoatime)
-	if err == unix.EPERM {
-		fd, err = openBeneath(d.fd, rel, flags)
+	flags := unix.O_RDONLY | unix.O_NONBLOCK
+	fd, err := beneath.Open(d.fd, rel, flags|oNoatime)
+	if errors.Is(err, unix.EPERM) {
+		fd, err = beneath.Open(d.fd, rel, flags)
 	}
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: rel, Err: err}
+		return nil, err
 	}
 	return os.NewFile(uintptr(fd), rel), nil
 }
@@ -138,9 +134,9 @@ func (d *DirSource) Readlink(rel string) (string, error) {
 }
 
 func (d *DirSource) ReadDir(rel string) ([]string, error) {
-	fd, err := openBeneath(d.fd, rel, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW)
+	fd, err := beneath.Open(d.fd, rel, unix.O_RDONLY|unix.O_DIRECTORY)
 	if err != nil {
-		return nil, &os.PathError{Op: "opendir", Path: rel, Err: err}
+		return nil, err
 	}
 	f := os.NewFile(uintptr(fd), rel)
 	defer f.Close()
@@ -152,9 +148,9 @@ func (d *DirSource) ReadDir(rel string) ([]string, error) {
 }
 
 func (d *DirSource) XAttrs(rel string) (map[string][]byte, error) {
-	fd, err := openBeneath(d.fd, rel, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW)
+	fd, err := beneath.Open(d.fd, rel, unix.O_RDONLY|unix.O_DIRECTORY)
 	if err != nil {
-		return nil, &os.PathError{Op: "opendir", Path: rel, Err: err}
+		return nil, err
 	}
 	f := os.NewFile(uintptr(fd), rel)
 	defer f.Close()

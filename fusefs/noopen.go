@@ -6,6 +6,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/ckfs-dev/ckfs/internal/beneath"
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
@@ -177,7 +178,7 @@ func (n *node) openByPath(flags int) (int, bool, syscall.Errno) {
 	if !ok || rel == "" {
 		return -1, false, syscall.ESTALE
 	}
-	fd, err := openBeneath(n.fsys.rootFd, rel, flags)
+	fd, err := beneath.Open(n.fsys.rootFd, rel, flags)
 	if err != nil {
 		return -1, false, fs.ToErrno(err)
 	}

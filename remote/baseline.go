@@ -13,10 +13,11 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 
 	"github.com/ckfs-dev/ckfs/cas"
 	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/internal/beneath"
+	"golang.org/x/sys/unix"
 )
 
 // A baseline is what the capture never walks: the files of the workspace
@@ -46,15 +47,17 @@ type baselineOptions struct {
 // path order, handing each content to store (which uploads it) as it goes.
 // Every path is resolved from dir's descriptor, never joined to dir's
 // name: a path as long as the kernel allows inside the workspace is
-// reached however long dir's own path is.
+// reached however long dir's own path is, and by internal/beneath's
+// policy (no symlink on the way, never out of dir).
 func takeBaseline(ctx context.Context, dir string, o baselineOptions, store func(data []byte) (cas.Hash, error)) ([]BaselineEntry, error) {
-	root, err := os.OpenRoot(dir)
+	rootFd, err := unix.Open(dir, beneath.DirFlags|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, err
+		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
 	}
-	defer root.Close()
+	defer unix.Close(rootFd)
+	root := beneath.NewFS(rootFd)
 	var out []BaselineEntry
-	err = fs.WalkDir(root.FS(), ".", func(rel string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(root, ".", func(rel string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -74,7 +77,7 @@ func takeBaseline(ctx context.Context, dir string, o baselineOptions, store func
 		if err != nil {
 			return err
 		}
-		sys, _ := st.Sys().(*syscall.Stat_t)
+		sys, _ := st.Sys().(*unix.Stat_t)
 		var mode uint32
 		if sys != nil {
 			mode = uint32(sys.Mode)
@@ -98,7 +101,7 @@ func takeBaseline(ctx context.Context, dir string, o baselineOptions, store func
 			}
 			e.Size = int64(len(content))
 		case index.TypeSymlink:
-			t, err := root.Readlink(rel)
+			t, err := root.ReadLink(rel)
 			if err != nil {
 				return err
 			}
@@ -179,8 +182,8 @@ func ParseBaseline(data []byte) ([]BaselineEntry, error) {
 // readRegular reads the regular file at p without following a symlink put
 // there since it was listed: the baseline never uploads what lies outside
 // the workspace.
-func readRegular(root *os.Root, p string) ([]byte, error) {
-	f, err := root.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0) // NONBLOCK: a FIFO put there never blocks the walk
+func readRegular(root beneath.FS, p string) ([]byte, error) {
+	f, err := root.OpenFile(p, unix.O_RDONLY|unix.O_NONBLOCK) // NONBLOCK: a FIFO put there never blocks the walk
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/ckfs-dev/ckfs/internal/beneath"
 	"github.com/ckfs-dev/ckfs/internal/durable"
 
 	"github.com/ckfs-dev/ckfs/cas"
@@ -39,29 +40,31 @@ func (notDirError) Error() string { return "" }
 // passing through a symlink.
 var ErrUnsafePath = errors.New("unsafe path")
 
-// parent opens the directory that holds rel and returns it with rel's last
-// element. The caller closes the descriptor.
+// parent opens the directory that holds rel (internal/beneath's policy:
+// no symlink on the way, never out of the root) and returns it with rel's
+// last element. The descriptor can be synced; the caller closes it.
 func (d *Dir) parent(rel string) (int, string, error) {
 	if err := index.ValidatePath(rel); err != nil {
 		return -1, "", fmt.Errorf("%w: %v", ErrUnsafePath, err)
 	}
-	elems := strings.Split(rel, "/")
-	fd, err := unix.Openat(d.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
+	dir, base := ".", rel
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		dir, base = rel[:i], rel[i+1:]
+	}
+	var fd int
+	var err error
+	if dir == "." {
+		fd, err = unix.Openat(d.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	} else {
+		fd, err = beneath.Open(d.fd, dir, unix.O_RDONLY|unix.O_DIRECTORY)
+	}
+	switch {
+	case errors.Is(err, unix.ENOTDIR):
+		return -1, "", fmt.Errorf("%w: %s: an element of %s is not a directory (a symlink or a file)%w", ErrUnsafePath, rel, dir, errNotDir)
+	case err != nil:
 		return -1, "", err
 	}
-	for _, e := range elems[:len(elems)-1] {
-		next, err := unix.Openat(fd, e, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		unix.Close(fd)
-		if err != nil {
-			if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
-				return -1, "", fmt.Errorf("%w: %s: element %q is not a directory (a symlink or a file)%w", ErrUnsafePath, rel, e, errNotDir)
-			}
-			return -1, "", &os.PathError{Op: "open", Path: rel, Err: err}
-		}
-		fd = next
-	}
-	return fd, elems[len(elems)-1], nil
+	return fd, base, nil
 }
 
 // State returns what is at rel now, with the hash of its content (not
