@@ -56,7 +56,10 @@ func RunHook(name string, stdin io.Reader, stderr io.Writer, now time.Time) {
 		fmt.Fprintf(logw, "ckfs hook: %v\n", err)
 		return
 	}
-	store, _, err = workspace.Find(os.Getenv("CKFS_STORE"), in.Cwd)
+	ws, err := workspace.Locate(os.Getenv("CKFS_STORE"), in.Cwd)
+	if err == nil {
+		store = ws.Store
+	}
 	if err != nil {
 		// Not a ckfs workspace: the agent runs without undo, silently.
 		fmt.Fprintf(logw, "%s ckfs hook %s: %v\n", now.UTC().Format(time.RFC3339), in.Event, err)

@@ -72,7 +72,7 @@ func Diagnose(dir, storeFlagValue string) []Diagnosis {
 		// A workspace with its store inside fails; a directory that is
 		// none yet only could not be mounted with this CKFS_HOME.
 		status := "warn"
-		if _, _, ferr := workspace.Find(storeFlagValue, abs); ferr == nil {
+		if _, ferr := workspace.Locate(storeFlagValue, abs); ferr == nil {
 			status = "fail"
 		}
 		add("store directory", status, base+" resolves inside "+abs+": a mount of it would record its own writes through itself, and is refused", "set CKFS_HOME to a directory outside the repository")
@@ -179,13 +179,14 @@ func workspaceChecks(dir, flag string) []Diagnosis {
 	if _, err := os.Stat(abs); err != nil && IsNotConnected(err) {
 		return []Diagnosis{{"workspace", "fail", abs + " is a dead ckfs mount (transport endpoint is not connected): its daemon is gone", "cd / && ckfs unmount " + abs}}
 	}
-	store, meta, err := workspace.Find(flag, abs)
+	ws, err := workspace.Locate(flag, abs)
 	if err != nil {
 		if workspace.MountedAt(abs) {
 			return []Diagnosis{{"workspace", "fail", abs + " has a ckfs mount but no store answers for it", "ckfs unmount " + abs}}
 		}
 		return []Diagnosis{{"workspace", "info", abs + " is not a ckfs workspace yet", "ckfs mount " + abs}}
 	}
+	store, meta := ws.Store, ws.Meta
 	var ds []Diagnosis
 	st, derr := workspace.ReadDaemonState(store)
 	switch {

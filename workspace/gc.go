@@ -13,7 +13,8 @@ import (
 
 // Collect runs a collection: in the daemon when the workspace is mounted,
 // here (holding the timeline's writer lock) when it is not.
-func Collect(store string, p gc.Policy, dry bool) (*gc.Result, error) {
+func (ws *Workspace) Collect(p gc.Policy, dry bool) (*gc.Result, error) {
+	store := ws.Store
 	if st, err := ReadDaemonState(store); err == nil && ProcessAlive(st.PID) {
 		return DaemonOf(store).Collect(GCRequest{Policy: p, DryRun: dry})
 	}
@@ -38,7 +39,7 @@ func Collect(store string, p gc.Policy, dry bool) (*gc.Result, error) {
 // CollectOptions is one collection of store; hold keeps writers still.
 func CollectOptions(store string, s *cas.Local, p gc.Policy, dry bool, hold func(func(func(...*index.Record) error) error) error) gc.Options {
 	// With remotes, what is not yet pushed stays restorable here.
-	if seq, why, ok, err := PushCeiling(store); ok && err == nil {
+	if seq, why, ok, err := pushCeiling(store); ok && err == nil {
 		p.Ceiling, p.CeilingWhy = &seq, why
 	} else if err != nil {
 		zero := uint64(0)

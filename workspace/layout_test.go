@@ -64,7 +64,7 @@ func TestDefaultStoreIsFound(t *testing.T) {
 	if err := Init(store, root); err != nil {
 		t.Fatal(err)
 	}
-	got, m, err := Find("", filepath.Join(root, "sub", "dir"))
+	got, m, err := find("", filepath.Join(root, "sub", "dir"))
 	if err != nil || got != store || m.Root != root {
 		t.Fatalf("Find from inside the repository: %s, %+v, %v; want %s", got, m, err, store)
 	}

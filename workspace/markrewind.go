@@ -27,7 +27,7 @@ type MarkRewind struct {
 // refuses, before anything is written, a conversation that cannot fork
 // and a summarizing fork without a summarizer.
 func (v *View) PlanMarkRewind(name string, files, conversation, dryRun bool, mode, summarizer string, now time.Time) (*MarkRewind, error) {
-	m, err := FindMark(v.Store, name)
+	m, err := v.FindMark(name)
 	if err != nil {
 		return nil, err
 	}

@@ -9,9 +9,10 @@ import (
 	"github.com/ckfs-dev/ckfs/transcript"
 )
 
-// HandMark writes a mark by hand: the conversation side is the latest
+// Mark writes a mark by hand (ckfs mark): the conversation side is the latest
 // session's last clean position.
-func HandMark(store, label string, now time.Time) (*session.Mark, error) {
+func (w *Workspace) Mark(label string, now time.Time) (*session.Mark, error) {
+	store := w.Store
 	files, err := FileCheckpoint(store, DaemonAlive(store))
 	if err != nil {
 		return nil, err
@@ -64,8 +65,9 @@ func HandMark(store, label string, now time.Time) (*session.Mark, error) {
 	return m, nil
 }
 
-// FindMark returns mark n of a store.
-func FindMark(store, n string) (*session.Mark, error) {
+// FindMark returns mark n.
+func (w *Workspace) FindMark(n string) (*session.Mark, error) {
+	store := w.Store
 	marks, tail, err := session.LoadMarks(store)
 	if err != nil {
 		return nil, err

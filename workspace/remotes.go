@@ -127,11 +127,11 @@ func UpdateRemotes(store string, change func(*Remotes) error) (*Remotes, error) 
 	return c, durable.WriteFile(Layout(store).Remotes(), b, 0o600)
 }
 
-// PushCeiling is how far a collection may move the watermark of a store
+// pushCeiling is how far a collection may move the watermark of a store
 // with remotes: checkpoints after the least pushed seq are not yet
 // anywhere else, so they stay restorable here. ok is false for a store
 // without remotes (no ceiling).
-func PushCeiling(store string) (seq uint64, why string, ok bool, err error) {
+func pushCeiling(store string) (seq uint64, why string, ok bool, err error) {
 	c, err := LoadRemotes(store)
 	if err != nil || len(c.Remotes) == 0 {
 		return 0, "", false, err

@@ -27,7 +27,8 @@ func ObjectBytes(store string) int64 { return DirBytes(Layout(store).Objects()) 
 
 // WindowSessions maps the windows the agent hooks opened (named by tool
 // call ids) to their sessions, from ckfs's session logs.
-func WindowSessions(store string) map[string]string {
+func (w *Workspace) WindowSessions() map[string]string {
+	store := w.Store
 	out := map[string]string{}
 	ids, _ := session.List(store)
 	for _, id := range ids {
@@ -43,8 +44,9 @@ func WindowSessions(store string) map[string]string {
 	return out
 }
 
-// StoreUsage is the store's size on disk and its object count.
-func StoreUsage(store string) (bytes int64, objects int) {
+// Usage is the store's size on disk and its object count.
+func (w *Workspace) Usage() (bytes int64, objects int) {
+	store := w.Store
 	filepath.WalkDir(store, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return nil

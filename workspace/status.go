@@ -34,12 +34,13 @@ type RemoteStatus struct {
 	RemoteConfig
 }
 
-// Status reads the state of the workspace served from store: whether its
+// Status reads the state of the workspace: whether its
 // daemon answers, what it counts, the store's size, the hooks' problems
 // and how far each remote is behind.
-func Status(store string, meta *Meta) *StatusReport {
+func (w *Workspace) Status() *StatusReport {
+	store, meta := w.Store, w.Meta
 	r := &StatusReport{Root: meta.Root, Store: store, State: "not-mounted"}
-	r.StoreBytes, r.Objects = StoreUsage(store)
+	r.StoreBytes, r.Objects = w.Usage()
 	if st, err := ReadDaemonState(store); err == nil {
 		r.Mountpoint = st.Mountpoint
 		if st, err := DaemonOf(store).Status(); err == nil {

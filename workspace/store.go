@@ -164,12 +164,12 @@ func Within(p, dir string) bool {
 	return p == dir || dir == "/" || strings.HasPrefix(p, dir+string(filepath.Separator))
 }
 
-// Find locates the store of the workspace that contains start: s (the
+// find locates the store of the workspace that contains start: s (the
 // --store flag) when it is not ""; else the store of the live mount
 // nearest at or above start (each daemon registers its mountpoint, so a
 // --store given at mount is found too); else the default store of start
 // or of one of its parents.
-func Find(s, start string) (string, *Meta, error) {
+func find(s, start string) (string, *Meta, error) {
 	if s != "" {
 		m, err := ReadMeta(s)
 		if err != nil {
@@ -266,7 +266,7 @@ func FileCheckpoint(store string, mounted bool) (uint64, error) {
 	if mounted {
 		return DaemonOf(store).Flush()
 	}
-	return LastTimelineSeq(store)
+	return lastTimelineSeq(store)
 }
 
 // DaemonAlive reports whether the store's daemon is running.
@@ -275,7 +275,7 @@ func DaemonAlive(store string) bool {
 	return err == nil && ProcessAlive(st.PID)
 }
 
-// LastTimelineSeq reads the file timeline's last seq from its tail.
-func LastTimelineSeq(store string) (uint64, error) {
+// lastTimelineSeq reads the file timeline's last seq from its tail.
+func lastTimelineSeq(store string) (uint64, error) {
 	return index.LastSeq(Layout(store).Timeline())
 }

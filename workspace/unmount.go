@@ -9,10 +9,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Unmount stops the daemon serving store (whose workspace is root) and
+// Unmount stops the daemon serving the workspace and
 // waits for it to exit, or cleans up a mount whose daemon is gone. It
 // returns what happened, for the user.
-func Unmount(store, root string) (string, error) {
+func (w *Workspace) Unmount() (string, error) {
+	store, root := w.Store, w.Root()
 	st, err := ReadDaemonState(store)
 	if err != nil {
 		if MountedAt(root) {

@@ -14,23 +14,19 @@ import (
 
 // View is an opened store, for the commands that read the timeline.
 type View struct {
-	Store   string
-	Meta    *Meta
+	*Workspace
 	Mounted bool
 	Records []index.Record
 	CAS     *cas.Local
 	Dir     *rewind.Dir // the workspace, for reads beneath its root
 }
 
-// OpenView finds the store of dir and reads its timeline; a live daemon
-// first records the post-images of files still being written.
-func OpenView(cmdStore func() (string, *Meta, error)) (*View, error) {
-	store, meta, err := cmdStore()
-	if err != nil {
-		return nil, err
-	}
-	v := &View{Store: store, Meta: meta}
-	v.Mounted, _ = Flush(store)
+// openView reads the workspace's timeline; a live daemon first records
+// the post-images of files still being written.
+func openView(w *Workspace) (*View, error) {
+	store := w.Store
+	v := &View{Workspace: w}
+	v.Mounted, _ = flush(store)
 	recs, tail, err := index.Load(Layout(store).Timeline())
 	if err != nil {
 		return nil, err
@@ -45,10 +41,10 @@ func OpenView(cmdStore func() (string, *Meta, error)) (*View, error) {
 	return v, nil
 }
 
-// Flush asks the live daemon of store, if there is one, to record the
+// flush asks the live daemon of store, if there is one, to record the
 // post-images of files still being written, and says whether it did.
 // Without a live daemon nothing is being written.
-func Flush(store string) (bool, error) {
+func flush(store string) (bool, error) {
 	st, err := ReadDaemonState(store)
 	if err != nil || !ProcessAlive(st.PID) {
 		return false, nil

@@ -96,25 +96,25 @@ func runAgent(ctx context.Context, o agentOptions, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	store, _, err := workspace.Find("", root)
+	ws, err := workspace.Locate("", root)
 	mountedHere := false
-	if err != nil || !workspace.DaemonAlive(store) {
-		if store, err = mountForAgent(ctx, root, stderr); err != nil {
+	if err != nil || !ws.Alive() {
+		if ws, err = mountForAgent(ctx, root, stderr); err != nil {
 			return fmt.Errorf("mount %s before starting %s: %w", root, a.Title, err)
 		}
 		mountedHere = true
 	}
-	pre, err := a.Args(store, exe)
+	pre, err := a.Args(ws.Store, exe)
 	if err != nil {
 		return err
 	}
 	c := exec.CommandContext(ctx, bin, append(pre, o.Args...)...)
 	c.Dir = root // entered after the mount: the agent sees the mounted view
 	c.Stdin, c.Stdout, c.Stderr = os.Stdin, stdout, stderr
-	c.Env = append(os.Environ(), "CKFS_STORE="+store)
+	c.Env = append(os.Environ(), "CKFS_STORE="+ws.Store)
 	runErr := c.Run()
 	if mountedHere {
-		if _, err := workspace.Unmount(store, root); err != nil {
+		if _, err := ws.Unmount(); err != nil {
 			fmt.Fprintf(stderr, "ckfs: %s stays mounted: %v\n", root, err)
 		}
 	}
@@ -126,19 +126,22 @@ func runAgent(ctx context.Context, o agentOptions, stdout, stderr io.Writer) err
 }
 
 // mountForAgent mounts root in place as ckfs mount would, with the
-// configuration that applies there, saying so on w; it returns the store.
-func mountForAgent(ctx context.Context, root string, w io.Writer) (string, error) {
+// configuration that applies there, saying so on w.
+func mountForAgent(ctx context.Context, root string, w io.Writer) (*workspace.Workspace, error) {
 	store, err := workspace.DefaultStore(root)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	o := mountOptions{}
 	o.Root, o.Mountpoint, o.Store = root, root, store
 	if err := o.configure(func(string) bool { return false }); err != nil {
-		return "", err
+		return nil, err
 	}
 	if err := workspace.CheckMountable(o.Store, o.Root, o.Mountpoint); err != nil {
-		return "", err
+		return nil, err
 	}
-	return store, runMount(ctx, o, w, w)
+	if err := runMount(ctx, o, w, w); err != nil {
+		return nil, err
+	}
+	return workspace.Open(store)
 }

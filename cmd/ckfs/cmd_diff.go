@@ -53,7 +53,7 @@ Coloured on a terminal; NO_COLOR turns colour off.`,
 
 // runDiff prints what changed between two checkpoints, or between one and now.
 func runDiff(ctx context.Context, o diffOptions, stdout io.Writer) error {
-	v, err := workspace.OpenView(func() (string, *workspace.Meta, error) { return workspace.Find(o.Store, ".") })
+	v, err := openView(o.Store, ".")
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/ckfs-dev/ckfs/gc"
 	"github.com/ckfs-dev/ckfs/ui"
-	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
 )
 
@@ -42,11 +41,11 @@ what the retention policy no longer keeps.`,
 
 // runDU prints what the store holds.
 func runDU(ctx context.Context, o duOptions, stdout io.Writer) error {
-	v, err := workspace.OpenView(func() (string, *workspace.Meta, error) { return workspace.Find(o.Store, o.Dir) })
+	v, err := openView(o.Store, o.Dir)
 	if err != nil {
 		return err
 	}
-	u, err := gc.Measure(v.Store, v.CAS, v.Records, o.Top, workspace.WindowSessions(v.Store))
+	u, err := gc.Measure(v.Store, v.CAS, v.Records, o.Top, v.WindowSessions())
 	if err != nil {
 		return err
 	}

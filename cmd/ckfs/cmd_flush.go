@@ -35,10 +35,10 @@ type flushOptions struct {
 // runFlush asks the daemon of the workspace to record the post-images of
 // files still being written.
 func runFlush(ctx context.Context, o flushOptions) error {
-	store, _, err := workspace.Find(o.Store, ".")
+	ws, err := workspace.Locate(o.Store, ".")
 	if err != nil {
 		return err
 	}
-	_, err = workspace.DaemonOf(store).Flush()
+	_, err = ws.Daemon().Flush()
 	return err
 }

@@ -87,7 +87,7 @@ func runRemoteGC(ctx context.Context, o gcOptions, out io.Writer) error {
 			return workspace.Errorf(workspace.ErrUsage, "--drop-after: %v", err)
 		}
 	}
-	store, _, _ := workspace.Find(o.Store, ".") // none here: the remote must be a URL
+	store := storeIfAny(o.Store) // none here: the remote must be a URL
 	b, _, err := o.remoteFlags.open(store)
 	if err != nil {
 		return err
@@ -105,11 +105,11 @@ func runRemoteGC(ctx context.Context, o gcOptions, out io.Writer) error {
 
 // runGC applies the retention policy to the workspace's store.
 func runGC(ctx context.Context, o gcOptions, out io.Writer) error {
-	store, meta, err := workspace.Find(o.Store, o.Dir)
+	ws, err := workspace.Locate(o.Store, o.Dir)
 	if err != nil {
 		return err
 	}
-	cfg, _, err := config.For(meta.Root)
+	cfg, _, err := config.For(ws.Root())
 	if err != nil {
 		return err
 	}
@@ -130,7 +130,7 @@ func runGC(ctx context.Context, o gcOptions, out io.Writer) error {
 			return workspace.Errorf(workspace.ErrUsage, "--max-size: %v", err)
 		}
 	}
-	res, err := workspace.Collect(store, p, o.DryRun)
+	res, err := ws.Collect(p, o.DryRun)
 	if err != nil {
 		return err
 	}

@@ -49,7 +49,7 @@ agent's Read, Grep or Glob calls) are left out unless --all.`,
 
 // runLog lists the timeline, newest first.
 func runLog(ctx context.Context, o logOptions, stdout io.Writer) error {
-	v, err := workspace.OpenView(func() (string, *workspace.Meta, error) { return workspace.Find(o.Store, ".") })
+	v, err := openView(o.Store, ".")
 	if err != nil {
 		return err
 	}

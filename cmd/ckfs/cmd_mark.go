@@ -45,11 +45,11 @@ rewind --mark N uses each side on its own: --files restores the files,
 
 // runMark writes a mark by hand and prints it.
 func runMark(ctx context.Context, o markOptions, stdout io.Writer) error {
-	store, _, err := workspace.Find(o.Store, ".")
+	ws, err := workspace.Locate(o.Store, ".")
 	if err != nil {
 		return err
 	}
-	m, err := workspace.HandMark(store, o.Label, time.Now())
+	m, err := ws.Mark(o.Label, time.Now())
 	if err != nil {
 		return err
 	}

@@ -48,16 +48,17 @@ completed by the next one. Safe while mounted and while agents work.`,
 
 // runPush ships the workspace's checkpoints to a remote.
 func runPush(ctx context.Context, o pushOptions, stdout io.Writer) error {
-	store, meta, err := workspace.Find(o.Store, ".")
+	ws, err := workspace.Locate(o.Store, ".")
 	if err != nil {
 		return err
 	}
+	store, meta := ws.Store, ws.Meta
 	b, name, err := o.open(store)
 	if err != nil {
 		return err
 	}
 	// The workspace gets its id at the first push to a URL.
-	c, err := workspace.UpdateRemotes(store, func(*workspace.Remotes) error { return nil })
+	c, err := ws.UpdateRemotes(func(*workspace.Remotes) error { return nil })
 	if err != nil {
 		return err
 	}
@@ -74,7 +75,7 @@ func runPush(ctx context.Context, o pushOptions, stdout io.Writer) error {
 		Store: store, Name: name, Workspace: c.Workspace, Root: meta.Root, Host: host,
 		Excluded: ex.Excluded, MaxFileSize: cfg.Capture.MaxFileSize,
 		Flush: func() error {
-			_, err := workspace.Flush(store)
+			_, err := ws.Flush()
 			return err
 		},
 	})
@@ -116,7 +117,7 @@ func newWorkspacesCmd() *cobra.Command {
 
 // runWorkspaces lists the workspaces a remote holds.
 func runWorkspaces(ctx context.Context, o workspacesOptions, stdout io.Writer) error {
-	store, _, _ := workspace.Find(o.Store, ".") // none here: the remote must be a URL
+	store := storeIfAny(o.Store) // none here: the remote must be a URL
 	b, _, err := o.open(store)
 	if err != nil {
 		return err
@@ -178,7 +179,7 @@ func runRestore(ctx context.Context, o restoreOptions, stdout io.Writer) error {
 	if o.Workspace == "" {
 		return workspace.Errorf(workspace.ErrUsage, "name the workspace with --workspace ID (ckfs workspaces --remote lists them)")
 	}
-	store, _, _ := workspace.Find(o.Store, ".") // none here: the remote must be a URL
+	store := storeIfAny(o.Store) // none here: the remote must be a URL
 	b, _, err := o.open(store)
 	if err != nil {
 		return err

@@ -89,7 +89,7 @@ type remoteOptions struct {
 
 // runRemoteAdd adds a remote to the workspace's remotes.
 func runRemoteAdd(ctx context.Context, o remoteOptions, stdout io.Writer) error {
-	store, _, err := workspace.Find(o.Store, ".")
+	ws, err := workspace.Locate(o.Store, ".")
 	if err != nil {
 		return err
 	}
@@ -99,7 +99,7 @@ func runRemoteAdd(ctx context.Context, o remoteOptions, stdout io.Writer) error 
 	if _, _, err := remote.ParseURL(o.URL); err != nil {
 		return workspace.Errorf(workspace.ErrUsage, "%v", err)
 	}
-	c, err := workspace.UpdateRemotes(store, func(c *workspace.Remotes) error {
+	c, err := ws.UpdateRemotes(func(c *workspace.Remotes) error {
 		c.Remotes[o.Name] = workspace.RemoteConfig{URL: o.URL, Endpoint: o.Endpoint}
 		return nil
 	})
@@ -112,11 +112,11 @@ func runRemoteAdd(ctx context.Context, o remoteOptions, stdout io.Writer) error 
 
 // runRemoteList lists the workspace's remotes.
 func runRemoteList(ctx context.Context, o remoteOptions, stdout io.Writer) error {
-	store, _, err := workspace.Find(o.Store, ".")
+	ws, err := workspace.Locate(o.Store, ".")
 	if err != nil {
 		return err
 	}
-	c, err := workspace.LoadRemotes(store)
+	c, err := ws.Remotes()
 	if err != nil {
 		return err
 	}
@@ -134,11 +134,11 @@ func runRemoteList(ctx context.Context, o remoteOptions, stdout io.Writer) error
 
 // runRemoteRemove forgets a remote; the bucket is not touched.
 func runRemoteRemove(ctx context.Context, o remoteOptions, stdout io.Writer) error {
-	store, _, err := workspace.Find(o.Store, ".")
+	ws, err := workspace.Locate(o.Store, ".")
 	if err != nil {
 		return err
 	}
-	_, err = workspace.UpdateRemotes(store, func(c *workspace.Remotes) error {
+	_, err = ws.UpdateRemotes(func(c *workspace.Remotes) error {
 		if _, ok := c.Remotes[o.Name]; !ok {
 			return workspace.Errorf(workspace.ErrUsage, "no remote %q (ckfs remote list shows them)", o.Name)
 		}
@@ -197,7 +197,7 @@ func (r *remoteRead) store(cmd *cobra.Command) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	local, _, _ := workspace.Find(s, ".") // none here: the remote must be a URL
+	local := storeIfAny(s) // none here: the remote must be a URL
 	b, _, err := r.open(local)
 	if err != nil {
 		return "", err

@@ -86,7 +86,7 @@ func runRevert(ctx context.Context, o revertOptions, out io.Writer) error {
 	if o.Conflict != "refuse" && o.Conflict != "markers" {
 		return workspace.Errorf(workspace.ErrUsage, "--conflict=%s: use refuse or markers", o.Conflict)
 	}
-	v, err := workspace.OpenView(func() (string, *workspace.Meta, error) { return workspace.Find(o.Store, ".") })
+	v, err := openView(o.Store, ".")
 	if err != nil {
 		return err
 	}

@@ -113,7 +113,7 @@ keeping what came after it, see ckfs revert.`,
 // runRewind rewinds (or previews, rolls back or abandons) the files, or
 // goes to a mark for both sides.
 func runRewind(ctx context.Context, o rewindOptions, out io.Writer) error {
-	v, err := workspace.OpenView(func() (string, *workspace.Meta, error) { return workspace.Find(o.Store, ".") })
+	v, err := openView(o.Store, ".")
 	if err != nil {
 		return err
 	}

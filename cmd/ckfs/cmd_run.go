@@ -58,7 +58,7 @@ is recorded as your own edit.`,
 
 // runRun runs a command inside its own window and gives back its exit status.
 func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
-	store, _, err := workspace.Find(o.Store, ".")
+	ws, err := workspace.Locate(o.Store, ".")
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 		o.Tool = filepath.Base(o.Args[0])
 	}
 	id := "run-" + uuid.NewString()[:8]
-	if _, err := workspace.DaemonOf(store).OpenWindow(workspace.Window{ID: id, Tool: o.Tool, Label: o.Label, Marked: true}); err != nil {
+	if _, err := ws.Daemon().OpenWindow(workspace.Window{ID: id, Tool: o.Tool, Label: o.Label, Marked: true}); err != nil {
 		return err
 	}
 	c := exec.CommandContext(ctx, o.Args[0], o.Args[1:]...)
@@ -79,7 +79,7 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 	// returns; any other writer is the user's.
 	c.Env = append(os.Environ(), capture.WindowEnv+"="+id)
 	runErr := c.Run()
-	if _, err := workspace.DaemonOf(store).CloseWindow(id, ""); err != nil {
+	if _, err := ws.Daemon().CloseWindow(id, ""); err != nil {
 		return fmt.Errorf("the command ran, but closing its window failed: %w", err)
 	}
 	var ee *exec.ExitError

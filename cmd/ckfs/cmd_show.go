@@ -56,7 +56,7 @@ func runShow(ctx context.Context, o showOptions, stdout io.Writer) error {
 	if err := index.ValidatePath(path); err != nil {
 		return workspace.Errorf(workspace.ErrUsage, "%v", err)
 	}
-	v, err := workspace.OpenView(func() (string, *workspace.Meta, error) { return workspace.Find(o.Store, ".") })
+	v, err := openView(o.Store, ".")
 	if err != nil {
 		return err
 	}

@@ -35,11 +35,11 @@ func newStatusCmd() *cobra.Command {
 
 // runStatus prints whether the workspace is mounted, its windows and its store.
 func runStatus(ctx context.Context, o statusOptions, stdout io.Writer) error {
-	store, meta, err := workspace.Find(o.Store, o.Dir)
+	ws, err := workspace.Locate(o.Store, o.Dir)
 	if err != nil {
 		return err
 	}
-	r := workspace.Status(store, meta)
+	r := ws.Status()
 	if o.JSON {
 		return ui.JSON(stdout, r)
 	}

@@ -45,13 +45,13 @@ func runUnmount(ctx context.Context, o unmountOptions, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	store, meta, err := workspace.Find(o.Store, dir)
+	ws, err := workspace.Locate(o.Store, dir)
 	if err != nil {
 		return err
 	}
 	// Our own working directory may be inside the mount.
 	os.Chdir("/")
-	msg, err := workspace.Unmount(store, meta.Root)
+	msg, err := ws.Unmount()
 	if err != nil {
 		return err
 	}

@@ -51,12 +51,13 @@ code 1 when something is wrong.`,
 
 // runVerify checks the store and reports (and with Repair mends) what is wrong.
 func runVerify(ctx context.Context, o verifyOptions, stdout, stderr io.Writer) error {
-	store, _, err := workspace.Find(o.Store, o.Dir)
+	ws, err := workspace.Locate(o.Store, o.Dir)
 	if err != nil {
 		return err
 	}
+	store := ws.Store
 	rep, err := verify.Store(store, o.Repair, time.Now(),
-		ui.NewProgress(stderr, "verifying objects", func() int64 { return workspace.ObjectBytes(store) }))
+		ui.NewProgress(stderr, "verifying objects", func() int64 { return workspace.ObjectBytes(ws.Store) }))
 	if err != nil {
 		return err
 	}

@@ -72,11 +72,11 @@ the same from a shell.`,
 
 // runWindow opens or closes a window by hand and prints it.
 func runWindow(ctx context.Context, o windowOptions, stdout io.Writer) error {
-	store, _, err := workspace.Find(o.Store, ".")
+	ws, err := workspace.Locate(o.Store, ".")
 	if err != nil {
 		return err
 	}
-	d := workspace.DaemonOf(store)
+	d := ws.Daemon()
 	var rep *workspace.Reply
 	what := "closed"
 	if o.Op == workspace.OpOpen {

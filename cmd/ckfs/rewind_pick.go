@@ -18,7 +18,7 @@ func runPicker(ctx context.Context, o rewindOptions, out io.Writer) error {
 	if !term.IsTerminal(int(os.Stdin.Fd())) || !term.IsTerminal(int(os.Stdout.Fd())) {
 		return workspace.Errorf(workspace.ErrUsage, "rewind -i needs a terminal; without one use ckfs log, then ckfs rewind --to or --mark")
 	}
-	v, err := workspace.OpenView(func() (string, *workspace.Meta, error) { return workspace.Find(o.Store, ".") })
+	v, err := openView(o.Store, ".")
 	if err != nil {
 		return err
 	}

@@ -40,3 +40,22 @@ func (w *workspaceArg) fill(cmd *cobra.Command, args []string) (err error) {
 	w.Store, err = storeFlag(cmd)
 	return err
 }
+
+// openView finds the workspace of dir (or the store given) and reads its
+// timeline.
+func openView(store, dir string) (*workspace.View, error) {
+	ws, err := workspace.Locate(store, dir)
+	if err != nil {
+		return nil, err
+	}
+	return ws.View()
+}
+
+// storeIfAny is the store of the workspace here (or the one given), ""
+// when there is none: for commands that need none (a remote given by URL).
+func storeIfAny(flag string) string {
+	if ws, err := workspace.Locate(flag, "."); err == nil {
+		return ws.Store
+	}
+	return ""
+}
