@@ -116,21 +116,7 @@ func (d *DirSource) Open(rel string) (*os.File, error) {
 }
 
 func (d *DirSource) Readlink(rel string) (string, error) {
-	pfd, base, done, err := d.parent(rel)
-	if err != nil {
-		return "", &os.PathError{Op: "readlink", Path: rel, Err: err}
-	}
-	defer done()
-	for size := 256; ; size *= 2 {
-		buf := make([]byte, size)
-		n, err := unix.Readlinkat(pfd, base, buf)
-		if err != nil {
-			return "", &os.PathError{Op: "readlink", Path: rel, Err: err}
-		}
-		if n < size {
-			return string(buf[:n]), nil
-		}
-	}
+	return beneath.Readlink(d.fd, rel)
 }
 
 func (d *DirSource) ReadDir(rel string) ([]string, error) {

@@ -123,19 +123,23 @@ func (i statInfo) Mode() fs.FileMode {
 }
 
 // ReadLink returns the target of the symlink name.
-func (f FS) ReadLink(name string) (string, error) {
-	pfd, base, err := Parent(f.root, name)
+func (f FS) ReadLink(name string) (string, error) { return Readlink(f.root, name) }
+
+// Readlink returns the target of the symlink rel beneath root, however
+// long.
+func Readlink(root int, rel string) (string, error) {
+	pfd, base, err := Parent(root, rel)
 	if err != nil {
 		return "", err
 	}
-	if pfd != f.root {
+	if pfd != root {
 		defer unix.Close(pfd)
 	}
 	for size := 256; ; size *= 2 {
 		buf := make([]byte, size)
 		n, err := unix.Readlinkat(pfd, base, buf)
 		if err != nil {
-			return "", &os.PathError{Op: "readlink", Path: name, Err: err}
+			return "", &os.PathError{Op: "readlink", Path: rel, Err: err}
 		}
 		if n < size {
 			return string(buf[:n]), nil
