@@ -50,6 +50,7 @@ type Options struct {
 // daemon is a running mount.
 type daemon struct {
 	o      Options
+	meta   *workspace.Meta // the store's store.json, read at open
 	log    *slog.Logger
 	rec    *capture.Recorder
 	tl     *index.Writer
@@ -171,9 +172,15 @@ func (d *daemon) handle(req workspace.Request) workspace.Reply {
 	return workspace.Reply{Error: fmt.Sprintf("unknown op %q", req.Op), Code: workspace.CodeUsage}
 }
 
+// codeOf is the reply code of an error: its kind carried over the socket.
 func codeOf(err error) int {
-	if errors.Is(err, capture.ErrNoWindow) || errors.Is(err, capture.ErrWindowOpen) {
+	switch {
+	case errors.Is(err, capture.ErrNoWindow), errors.Is(err, capture.ErrWindowOpen), errors.Is(err, workspace.ErrRefused):
 		return workspace.CodeRefused
+	case errors.Is(err, workspace.ErrUsage):
+		return workspace.CodeUsage
+	case errors.Is(err, workspace.ErrBusy):
+		return workspace.CodeBusy
 	}
 	return workspace.CodeError
 }

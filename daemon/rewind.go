@@ -16,13 +16,11 @@ func (d *daemon) rewind(req workspace.Request) workspace.Reply {
 	d.opMu.Lock()
 	defer d.opMu.Unlock()
 	var out *rewind.Outcome
+	var what string
 	var touched []string
+	// Exclusive flushes capture first; the timeline is read once, inside.
 	err := d.rec.Exclusive(func(appendFn func(...*index.Record) error, openWindows []string) error {
-		meta, err := workspace.ReadMeta(d.o.Store)
-		if err != nil {
-			return err
-		}
-		env, err := workspace.RewindEnv(d.o.Store, meta.Root, d.o.Root, d.store, d.rootFd, appendFn, openWindows, nil)
+		env, err := workspace.RewindEnv(d.o.Store, d.meta.Root, d.o.Root, d.store, d.rootFd, appendFn, openWindows, nil)
 		if err != nil {
 			return err
 		}
@@ -43,8 +41,8 @@ func (d *daemon) rewind(req workspace.Request) workspace.Reply {
 		if req.Rewind == nil {
 			return errors.New("rewind request without parameters")
 		}
-		o, err := rewind.Run(env, *req.Rewind)
-		out = o
+		o, wh, err := workspace.RunRewind(env, *req.Rewind, req.Target)
+		out, what = o, wh
 		if o != nil && o.Plan != nil && req.Rewind.Apply {
 			for _, s := range o.Plan.Steps {
 				touched = append(touched, s.Path)
@@ -59,12 +57,12 @@ func (d *daemon) rewind(req workspace.Request) workspace.Reply {
 		d.log.Warn("rewind", "op", req.Op, "err", err)
 		var re *rewind.RefusedError
 		if errors.As(err, &re) {
-			return workspace.Reply{Error: err.Error(), Code: workspace.CodeRefused, Refused: true, Outcome: out}
+			return workspace.Reply{Error: err.Error(), Code: workspace.CodeRefused, Refused: true, Outcome: out, What: what}
 		}
 		if errors.Is(err, rewind.ErrRefused) {
-			return workspace.Reply{Error: err.Error(), Code: workspace.CodeRefused, Outcome: out}
+			return workspace.Reply{Error: err.Error(), Code: workspace.CodeRefused, Outcome: out, What: what}
 		}
-		return workspace.Reply{Error: fmt.Sprint(err), Code: workspace.CodeError, Outcome: out}
+		return workspace.Reply{Error: fmt.Sprint(err), Code: codeOf(err), Outcome: out, What: what}
 	}
-	return workspace.Reply{OK: true, Outcome: out}
+	return workspace.Reply{OK: true, Outcome: out, What: what}
 }

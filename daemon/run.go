@@ -67,6 +67,9 @@ func open(o Options) (_ *daemon, err error) {
 	if err := workspace.Init(o.Store, o.Root); err != nil {
 		return nil, err
 	}
+	if d.meta, err = workspace.ReadMeta(o.Store); err != nil {
+		return nil, err
+	}
 	logf, err := os.OpenFile(workspace.Layout(o.Store).DaemonLog(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open daemon log: %w", err)

@@ -34,6 +34,23 @@ type Step struct {
 	Actions []Action    `json:"actions"` // usually one; a type change removes then creates
 	Current index.State `json:"current"`
 	Target  index.State `json:"target"`
+	// Change is what a preview's step does to the lines of a file (or a
+	// symlink's target, with Request.Diff), for people; nil where there
+	// are no lines to count (directories, special files, an applied
+	// rewind).
+	Change *Change `json:"change,omitempty"`
+}
+
+// Change is what a step does to a file's lines.
+type Change struct {
+	Added   int  `json:"added"`
+	Removed int  `json:"removed"`
+	Binary  bool `json:"binary,omitempty"`
+	// Unreadable says why a side could not be read (then nothing else is
+	// set).
+	Unreadable string `json:"unreadable,omitempty"`
+	// Diff is the unified diff from now to the target, when asked for.
+	Diff string `json:"diff,omitempty"`
 }
 
 // Unrestorable is a path whose target content ckfs does not have.

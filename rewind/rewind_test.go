@@ -528,3 +528,24 @@ func TestRewindKeepsOddNames(t *testing.T) {
 		t.Errorf("the rewind left %d names, want %d (temp files or wrongly named files)", len(ents), len(names))
 	}
 }
+
+// A preview's outcome carries what each file's step does to its lines,
+// and its diff when asked, so that nothing prints it by reading the
+// store or the disk again; an applied rewind carries none.
+func TestPreviewCarriesItsChanges(t *testing.T) {
+	w := newWS(t)
+	w.write("a.txt", "one\ntwo\n")
+	before, _ := w.window("w1", func() { w.write("a.txt", "one\n2\nthree\n") })
+	out, err := rewind.Run(w.env(nil), rewind.Request{Target: before, Diff: true})
+	if err != nil || len(out.Plan.Steps) != 1 {
+		t.Fatalf("preview: %+v %v", out, err)
+	}
+	c := out.Plan.Steps[0].Change
+	if c == nil || c.Added != 1 || c.Removed != 2 || c.Binary || !strings.Contains(c.Diff, "-three") || !strings.Contains(c.Diff, "+two") {
+		t.Fatalf("change of a.txt: %+v", c)
+	}
+	out, err = rewind.Run(w.env(nil), rewind.Request{Target: before, Apply: true})
+	if err != nil || !out.Applied || out.Plan.Steps[0].Change != nil {
+		t.Fatalf("applied: %+v %v", out, err)
+	}
+}

@@ -25,6 +25,9 @@ type Request struct {
 	// writes conflicting places with conflict markers instead of refusing.
 	Revert  []string `json:"revert,omitempty"`
 	Markers bool     `json:"markers,omitempty"`
+	// Diff carries each file step's unified diff in a preview's outcome
+	// (its line counts are always there).
+	Diff bool `json:"diff,omitempty"`
 }
 
 // Outcome is what a rewind did, or would do.
@@ -33,6 +36,9 @@ type Outcome struct {
 	Plan    *Plan   `json:"plan"`
 	Report  *Report `json:"report"`
 	Applied bool    `json:"applied"`
+	// WindowsSince are the windows opened after the target: what a
+	// revert would take out instead, when the rewind is refused.
+	WindowsSince []string `json:"windows_since,omitempty"`
 }
 
 // Env is everything a rewind needs.
@@ -78,9 +84,14 @@ func Run(env Env, req Request) (*Outcome, error) {
 	plan.targetsVerified = objs.OK
 	out := &Outcome{Plan: plan, Report: report}
 	if !req.Apply {
+		describeChanges(env.Applier, plan.Steps, req.Diff)
+		if report.Refused() {
+			out.WindowsSince = windowsSince(env.Records, plan.Target)
+		}
 		return out, nil
 	}
 	if report.Refused() {
+		out.WindowsSince = windowsSince(env.Records, plan.Target)
 		return out, &RefusedError{Report: report}
 	}
 	out.Op = req.Op
@@ -168,4 +179,51 @@ func blockedDirs(p *Plan, d *Dir) Check {
 	return Check{Name: "unrecorded files in removed directories", OK: len(blocked) == 0, Paths: blocked,
 		Detail: pick(len(blocked) == 0, "every directory to remove holds only recorded files",
 			"these files were never recorded, and the directories that hold them would be removed: move them away first")}
+}
+
+// describeChanges sets what each step of a preview does to a file's lines
+// (and its diff, with diff): the disk now against the target's content.
+// The outcome carries it, so whoever prints it reads nothing again.
+func describeChanges(a *Applier, steps []Step, diff bool) {
+	for i := range steps {
+		s := &steps[i]
+		cur, tgt := s.Current.Type, s.Target.Type
+		if cur == index.TypeDir || tgt == index.TypeDir || cur.Special() || tgt.Special() {
+			continue
+		}
+		if (cur == index.TypeSymlink || tgt == index.TypeSymlink) && !diff {
+			continue
+		}
+		c := &Change{}
+		s.Change = c
+		var now, then []byte
+		var err error
+		if cur != index.TypeAbsent {
+			if now, err = a.Dir.Content(s.Path); err != nil {
+				c.Unreadable = "cannot read it now: " + err.Error()
+				continue
+			}
+		}
+		if !s.Target.Hash.IsZero() {
+			if then, err = a.Store.Get(s.Target.Hash); err != nil {
+				c.Unreadable = "cannot read the checkpoint's content: " + err.Error()
+				continue
+			}
+		}
+		c.Added, c.Removed, c.Binary = LineCounts(now, then)
+		if diff {
+			c.Diff = UnifiedDiff(index.Display(s.Path), "now", "checkpoint", now, then)
+		}
+	}
+}
+
+// windowsSince are the ids of the windows opened after seq.
+func windowsSince(records []index.Record, seq uint64) []string {
+	var ids []string
+	for _, w := range index.Windows(records) {
+		if w.Open.Seq > seq {
+			ids = append(ids, w.ID)
+		}
+	}
+	return ids
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/rewind"
 	"github.com/ckfs-dev/ckfs/workspace"
 )
 
@@ -25,5 +26,5 @@ func FileDiff(out io.Writer, d workspace.FileDiff, la, lb string) {
 	case sa.Type != sb.Type && sa.Type != index.TypeAbsent && sb.Type != index.TypeAbsent:
 		fmt.Fprintf(out, "%s: %s at %s, %s at %s\n", index.Display(p), sa.Type, la, sb.Type, lb)
 	}
-	fmt.Fprint(out, ColorDiff(UnifiedDiff(index.Display(p), la, lb, d.FromData, d.ToData)))
+	fmt.Fprint(out, ColorDiff(rewind.UnifiedDiff(index.Display(p), la, lb, d.FromData, d.ToData)))
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/ckfs-dev/ckfs/index"
 	"github.com/ckfs-dev/ckfs/rewind"
-	"github.com/ckfs-dev/ckfs/workspace"
 )
 
 // OutcomeText is how a rewind or a revert names itself.
@@ -22,7 +21,7 @@ type OutcomeText struct {
 // Outcome prints a rewind's or a revert's outcome as JSON, or for people
 // (printOutcome), reading the contents it compares from v; paths name a
 // path restriction.
-func Outcome(out io.Writer, v *workspace.View, o *rewind.Outcome, t OutcomeText, paths []string, asJSON, diff bool, limit int) {
+func Outcome(out io.Writer, o *rewind.Outcome, t OutcomeText, paths []string, asJSON, diff bool, limit int) {
 	switch {
 	case o == nil:
 	case asJSON:
@@ -31,7 +30,7 @@ func Outcome(out io.Writer, v *workspace.View, o *rewind.Outcome, t OutcomeText,
 		if len(paths) > 0 {
 			t.What += " (only " + strings.Join(paths, " ") + ")"
 		}
-		printOutcome(out, v, t, o, diff, limit)
+		printOutcome(out, t, o, diff, limit)
 	}
 }
 
@@ -39,7 +38,7 @@ func Outcome(out io.Writer, v *workspace.View, o *rewind.Outcome, t OutcomeText,
 // it does in one line, one line per file with its +/- counts (at most
 // limit, 0 for all), the conflicts of a revert, the refusals and warnings,
 // then the verdict. diff adds each file's unified diff, and every conflict.
-func printOutcome(out io.Writer, v *workspace.View, t OutcomeText, o *rewind.Outcome, diff bool, limit int) {
+func printOutcome(out io.Writer, t OutcomeText, o *rewind.Outcome, diff bool, limit int) {
 	if o.Applied {
 		fmt.Fprintf(out, "%s %s", t.Done, t.What)
 	} else {
@@ -58,7 +57,7 @@ func printOutcome(out io.Writer, v *workspace.View, t OutcomeText, o *rewind.Out
 			fmt.Fprintf(out, "  … and %d more (--limit 0 lists them all)\n", len(o.Plan.Steps)-limit)
 			break
 		}
-		counts, d := stepChange(v, s, o.Applied, diff)
+		counts, d := stepChange(s, o.Applied, diff)
 		fmt.Fprintln(out, strings.TrimRight(fmt.Sprintf("  %-9s %s  %s", strings.Join(actionNames(s.Actions), "+"), index.Display(s.Path), counts), " "))
 		if d != "" {
 			fmt.Fprint(out, Indent(ColorDiff(d), "    "))
@@ -73,7 +72,7 @@ func printOutcome(out io.Writer, v *workspace.View, t OutcomeText, o *rewind.Out
 	case o.Applied:
 		fmt.Fprintf(out, "done (operation %s); undo it with: ckfs rewind --files --undo\n", o.Op)
 	case o.Report.Refused() && o.Report.Forceable():
-		printWaysOut(out, v, o)
+		printWaysOut(out, o)
 	case o.Report.Refused():
 		fmt.Fprintln(out, "refused: nothing was changed. Fix what the failed checks above name, then run it again (these checks cannot be overridden).")
 	default:
@@ -124,32 +123,22 @@ func actionSummary(p *rewind.Plan) string {
 
 // stepChange returns a step's "+A -R" (or what it is instead) and, when
 // diff is set, its unified diff.
-func stepChange(v *workspace.View, s rewind.Step, applied, diff bool) (string, string) {
-	if applied || s.Target.Type == index.TypeDir || s.Current.Type == index.TypeDir {
+func stepChange(s rewind.Step, applied, diff bool) (string, string) {
+	c := s.Change
+	switch {
+	case applied || c == nil:
 		return "", ""
+	case c.Unreadable != "":
+		return "(" + c.Unreadable + ")", ""
 	}
-	if s.Target.Type.Special() || s.Current.Type.Special() || s.Target.Type == index.TypeSymlink || s.Current.Type == index.TypeSymlink {
-		if !diff || s.Target.Type.Special() || s.Current.Type.Special() {
-			return "", ""
-		}
-	}
-	now, _, err := v.DiskContent(s.Path)
-	if err != nil {
-		return "(cannot read it now: " + err.Error() + ")", ""
-	}
-	then, err := v.Content(s.Target)
-	if err != nil {
-		return fmt.Sprintf("(cannot read the checkpoint's content: %v)", err), ""
-	}
-	added, removed, binary := workspace.LineCounts(now, then)
-	counts := fmt.Sprintf("+%d -%d", added, removed)
-	if binary {
+	counts := fmt.Sprintf("+%d -%d", c.Added, c.Removed)
+	if c.Binary {
 		counts = "binary"
 	}
 	if !diff {
 		return counts, ""
 	}
-	return counts, UnifiedDiff(index.Display(s.Path), "now", "checkpoint", now, then)
+	return counts, c.Diff
 }
 
 // printChecks prints the refusals first, then the warnings, each with its
@@ -198,7 +187,7 @@ func actionNames(as []rewind.Action) []string {
 // not record or the user's own: a revert of the tool calls since the
 // checkpoint (it keeps everything else), the same rewind of the other files
 // only, or --force.
-func printWaysOut(out io.Writer, v *workspace.View, o *rewind.Outcome) {
+func printWaysOut(out io.Writer, o *rewind.Outcome) {
 	refused := map[string]bool{}
 	for _, c := range o.Report.Checks {
 		if !c.OK {
@@ -208,14 +197,7 @@ func printWaysOut(out io.Writer, v *workspace.View, o *rewind.Outcome) {
 		}
 	}
 	fmt.Fprintln(out, "refused: nothing was changed. Ways out:")
-	var since []string
-	if v != nil {
-		for _, w := range index.Windows(v.Records) {
-			if w.Open.Seq > o.Plan.Target {
-				since = append(since, w.ID)
-			}
-		}
-	}
+	since := o.WindowsSince
 	switch {
 	case len(since) > 0 && len(since) <= 5:
 		fmt.Fprintf(out, "  - keep your changes and take out only what the tool calls since then did: ckfs revert %s\n", strings.Join(since, " "))

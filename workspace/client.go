@@ -70,17 +70,18 @@ func (c Client) Status() (*StatusInfo, error) {
 	return rep.Status, nil
 }
 
-// Rewind runs req in the daemon. A refused rewind returns its outcome and
-// a *rewind.RefusedError.
-func (c Client) Rewind(req rewind.Request) (*rewind.Outcome, error) {
-	rep, err := Call(c.store, Request{Op: OpRewind, Rewind: &req})
+// Rewind runs req in the daemon, to the checkpoint spec names when it is
+// not nil, and returns what the target is, for people. A refused rewind
+// returns its outcome and a *rewind.RefusedError.
+func (c Client) Rewind(req rewind.Request, spec *TargetSpec) (*rewind.Outcome, string, error) {
+	rep, err := Call(c.store, Request{Op: OpRewind, Rewind: &req, Target: spec})
 	switch {
 	case rep != nil && rep.Refused:
-		return rep.Outcome, &rewind.RefusedError{Report: rep.Outcome.Report}
+		return rep.Outcome, rep.What, &rewind.RefusedError{Report: rep.Outcome.Report}
 	case rep != nil:
-		return rep.Outcome, err
+		return rep.Outcome, rep.What, err
 	}
-	return nil, err
+	return nil, "", err
 }
 
 // Journal rolls back (OpRollback) or abandons (OpAbandon) the journalled

@@ -19,6 +19,10 @@ import (
 type Request struct {
 	Op       string          `json:"op"` // one of the Op constants (client.go)
 	Rewind   *rewind.Request `json:"rewind,omitempty"`
+	// Target names a rewind's checkpoint as the command line did; the
+	// daemon resolves it against the timeline it reads (Rewind.Target
+	// is then ignored).
+	Target   *TargetSpec     `json:"target_spec,omitempty"`
 	RewindOp string          `json:"rewind_op,omitempty"` // rollback, abandon: the rewind's op id
 	ID       string          `json:"id,omitempty"`
 	Tool     string          `json:"tool,omitempty"`
@@ -42,6 +46,7 @@ type Reply struct {
 	ID      string          `json:"id,omitempty"`
 	Status  *StatusInfo     `json:"status,omitempty"`
 	Outcome *rewind.Outcome `json:"outcome,omitempty"`
+	What    string          `json:"what,omitempty"` // a rewind's target, for people
 	Refused bool            `json:"refused,omitempty"`
 	GC      *gc.Result      `json:"gc,omitempty"`
 }

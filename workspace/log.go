@@ -8,6 +8,7 @@ import (
 
 	"github.com/ckfs-dev/ckfs/cas"
 	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/rewind"
 	"github.com/ckfs-dev/ckfs/session"
 )
 
@@ -241,7 +242,7 @@ func (v *View) fileChange(h index.History, path string, before, after uint64) (L
 	if err == nil {
 		var to []byte
 		if to, err = v.Content(a.State); err == nil {
-			f.Added, f.Removed, f.Binary = LineCounts(from, to)
+			f.Added, f.Removed, f.Binary = rewind.LineCounts(from, to)
 			return f, true
 		}
 	}

@@ -134,14 +134,8 @@ func BadTimeline(store string, tail *index.LineError) error {
 // it for people. guard refuses an undo that would overwrite files changed
 // after the rewind it undoes (a preview or --force does not guard).
 func (v *View) RewindTarget(to string, last int, undo, guard bool) (target uint64, what string, err error) {
-	set := 0
-	for _, b := range []bool{to != "", last > 0, undo} {
-		if b {
-			set++
-		}
-	}
-	if set != 1 {
-		return 0, "", Errorf(ErrUsage, "give exactly one of --to CHECKPOINT, --last N or --undo")
+	if err := (TargetSpec{To: to, Last: last, Undo: undo}).check(); err != nil {
+		return 0, "", err
 	}
 	switch {
 	case to != "":

@@ -86,13 +86,13 @@ func runRevert(ctx context.Context, o revertOptions, out io.Writer) error {
 	if o.Conflict != "refuse" && o.Conflict != "markers" {
 		return workspace.Errorf(workspace.ErrUsage, "--conflict=%s: use refuse or markers", o.Conflict)
 	}
-	v, err := openView(o.Store, ".")
+	ws, err := workspace.Locate(o.Store, ".")
 	if err != nil {
 		return err
 	}
-	req := rewind.Request{Revert: o.Windows, Paths: o.Paths, Markers: o.Conflict == "markers", Force: o.Force, Apply: !o.DryRun}
-	outcome, err := v.Rewind(req)
-	ui.Outcome(out, v, outcome, ui.OutcomeText{Verb: "revert", Done: "reverted", What: "window " + strings.Join(o.Windows, ", "), Apply: "Run it without --dry-run to revert"},
+	req := rewind.Request{Revert: o.Windows, Paths: o.Paths, Markers: o.Conflict == "markers", Force: o.Force, Apply: !o.DryRun, Diff: o.Diff}
+	outcome, _, err := ws.Rewind(req, nil)
+	ui.Outcome(out, outcome, ui.OutcomeText{Verb: "revert", Done: "reverted", What: "window " + strings.Join(o.Windows, ", "), Apply: "Run it without --dry-run to revert"},
 		o.Paths, o.JSON, o.Diff, o.Limit)
 	if err != nil {
 		var re *rewind.RefusedError

@@ -113,11 +113,14 @@ keeping what came after it, see ckfs revert.`,
 // runRewind rewinds (or previews, rolls back or abandons) the files, or
 // goes to a mark for both sides.
 func runRewind(ctx context.Context, o rewindOptions, out io.Writer) error {
-	v, err := openView(o.Store, ".")
-	if err != nil {
-		return err
-	}
-	if o.Rollback != "" || o.Abandon != "" {
+	if o.Rollback != "" || o.Abandon != "" || o.Mark != "" {
+		v, err := openView(o.Store, ".")
+		if err != nil {
+			return err
+		}
+		if o.Mark != "" {
+			return runRewindMark(v, o, out)
+		}
 		op, name := o.Rollback, workspace.OpRollback
 		if o.Abandon != "" {
 			op, name = o.Abandon, workspace.OpAbandon
@@ -128,19 +131,18 @@ func runRewind(ctx context.Context, o rewindOptions, out io.Writer) error {
 		fmt.Fprintf(out, "%s of %s done\n", name, op)
 		return nil
 	}
-	if o.Mark != "" {
-		return runRewindMark(v, o, out)
-	}
 	if o.Conversation || o.SumFrom || o.SumUpTo {
 		return workspace.Errorf(workspace.ErrUsage, "--conversation: a conversation rewind goes to a mark (--mark M), where both timelines were paired; ckfs log lists the marks")
 	}
-	// Undoing puts back what the rewind replaced: a rewind that would
-	// overwrite work done since is refused, a preview is not.
-	target, what, err := v.RewindTarget(o.To, o.Last, o.Undo, o.Files && !o.DryRun && !o.Force)
+	ws, err := workspace.Locate(o.Store, ".")
 	if err != nil {
 		return err
 	}
-	outcome, err := rewindFiles(v, o, target, what, out)
+	// Undoing puts back what the rewind replaced: a rewind that would
+	// overwrite work done since is refused, a preview is not. The target
+	// is resolved where the rewind runs, against the timeline it reads.
+	spec := &workspace.TargetSpec{To: o.To, Last: o.Last, Undo: o.Undo, Guard: o.Files && !o.DryRun && !o.Force}
+	outcome, err := rewindFiles(ws, o, spec, "", out)
 	if err == nil && outcome != nil && !outcome.Applied && outcome.Report != nil && outcome.Report.Refused() {
 		// A preview is a question: its answer, refused, is exit code 3.
 		return &exitError{code: ExitRefused, err: errors.New("this rewind would be refused (see the checks above); nothing was changed"), silent: o.JSON}
@@ -148,11 +150,16 @@ func runRewind(ctx context.Context, o rewindOptions, out io.Writer) error {
 	return err
 }
 
-// rewindFiles runs (or previews) the file side and prints it.
-func rewindFiles(v *workspace.View, o rewindOptions, target uint64, what string, out io.Writer) (*rewind.Outcome, error) {
-	req := rewind.Request{Target: target, Force: o.Force, Apply: o.Files && !o.DryRun, Paths: o.Paths}
-	outcome, err := v.Rewind(req)
-	ui.Outcome(out, v, outcome, ui.OutcomeText{Verb: "rewind the files to", Done: "rewound the files to", What: what, Apply: "Add --files to rewind the files"},
+// rewindFiles runs (or previews) the file side to the checkpoint spec
+// names and prints it; what, when not empty, names the target for people
+// instead of the resolved checkpoint.
+func rewindFiles(ws *workspace.Workspace, o rewindOptions, spec *workspace.TargetSpec, what string, out io.Writer) (*rewind.Outcome, error) {
+	req := rewind.Request{Force: o.Force, Apply: o.Files && !o.DryRun, Paths: o.Paths, Diff: o.Diff}
+	outcome, resolved, err := ws.Rewind(req, spec)
+	if what == "" {
+		what = resolved
+	}
+	ui.Outcome(out, outcome, ui.OutcomeText{Verb: "rewind the files to", Done: "rewound the files to", What: what, Apply: "Add --files to rewind the files"},
 		o.Paths, o.JSON, o.Diff, o.Limit)
 	if err != nil {
 		var re *rewind.RefusedError

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/ckfs-dev/ckfs/rewind"
@@ -45,7 +46,7 @@ func runRewindMark(v *workspace.View, o rewindOptions, out io.Writer) error {
 		if o.JSON {
 			w = io.Discard
 		}
-		outcome, err := rewindFiles(v, fo, m.Files, fmt.Sprintf("mark %d (checkpoint %d)", m.Mark, m.Files), w)
+		outcome, err := rewindFiles(v.Workspace, fo, &workspace.TargetSpec{To: strconv.FormatUint(m.Files, 10)}, fmt.Sprintf("mark %d (checkpoint %d)", m.Mark, m.Files), w)
 		result.Files = outcome
 		if err != nil {
 			if o.JSON {
