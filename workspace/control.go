@@ -17,18 +17,18 @@ import (
 // The daemon also checks that the peer runs as its own user.
 
 type Request struct {
-	Op       string          `json:"op"` // one of the Op constants (client.go)
-	Rewind   *rewind.Request `json:"rewind,omitempty"`
+	Op     string          `json:"op"` // one of the Op constants (client.go)
+	Rewind *rewind.Request `json:"rewind,omitempty"`
 	// Target names a rewind's checkpoint as the command line did; the
 	// daemon resolves it against the timeline it reads (Rewind.Target
 	// is then ignored).
-	Target   *TargetSpec     `json:"target_spec,omitempty"`
-	RewindOp string          `json:"rewind_op,omitempty"` // rollback, abandon: the rewind's op id
-	ID       string          `json:"id,omitempty"`
-	Tool     string          `json:"tool,omitempty"`
-	Label    string          `json:"label,omitempty"`
-	GC       *GCRequest      `json:"gc,omitempty"`
-	Reason   string          `json:"reason,omitempty"` // close: why, for a call that never finished
+	Target   *TargetSpec `json:"target_spec,omitempty"`
+	RewindOp string      `json:"rewind_op,omitempty"` // rollback, abandon: the rewind's op id
+	ID       string      `json:"id,omitempty"`
+	Tool     string      `json:"tool,omitempty"`
+	Label    string      `json:"label,omitempty"`
+	GC       *GCRequest  `json:"gc,omitempty"`
+	Reason   string      `json:"reason,omitempty"` // close: why, for a call that never finished
 	// open: the agent process running the call and its shell command, to
 	// match writes to calls that run at the same time.
 	Agent   int    `json:"agent,omitempty"`
