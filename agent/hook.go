@@ -35,7 +35,6 @@ func RunHook(name string, stdin io.Reader, stderr io.Writer, now time.Time) {
 			logw = f
 		}
 	}
-	var store string
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(logw, "ckfs hook: internal error: %v\n", r)
@@ -57,15 +56,13 @@ func RunHook(name string, stdin io.Reader, stderr io.Writer, now time.Time) {
 		return
 	}
 	ws, err := workspace.Locate(os.Getenv("CKFS_STORE"), in.Cwd)
-	if err == nil {
-		store = ws.Store
-	}
 	if err != nil {
 		// Not a ckfs workspace: the agent runs without undo, silently.
 		fmt.Fprintf(logw, "%s ckfs hook %s: %v\n", now.UTC().Format(time.RFC3339), in.Event, err)
 		return
 	}
-	f, err := os.OpenFile(workspace.Layout(store).HookLog(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	store := ws.Store
+	f, err := os.OpenFile(ws.Layout().HookLog(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err == nil {
 		defer f.Close()
 		logw = f
