@@ -47,9 +47,3 @@ func (w *Workspace) Remotes() (*Remotes, error) { return LoadRemotes(w.Store) }
 func (w *Workspace) UpdateRemotes(change func(*Remotes) error) (*Remotes, error) {
 	return UpdateRemotes(w.Store, change)
 }
-
-// FileCheckpoint is the file timeline's last seq, through the daemon
-// when mounted.
-func (w *Workspace) FileCheckpoint(mounted bool) (uint64, error) {
-	return FileCheckpoint(w.Store, mounted)
-}
