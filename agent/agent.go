@@ -71,7 +71,7 @@ func Lookup(name string) (*Agent, error) {
 	if i := slices.IndexFunc(all, func(a *Agent) bool { return a.Name == name }); i >= 0 {
 		return all[i], nil
 	}
-	return nil, fmt.Errorf("ckfs has hooks for %s, not %q; for any other agent use ckfs run -- CMD", list(Names()), name)
+	return nil, fmt.Errorf("%q: ckfs has hooks for %s; for other agents use ckfs run -- CMD", name, list(Names()))
 }
 
 // list joins names as "a, b and c".

@@ -43,8 +43,8 @@ func (w *Workspace) Status() *StatusReport {
 	r.StoreBytes, r.Objects = w.Usage()
 	if st, err := ReadDaemonState(store); err == nil {
 		r.Mountpoint = st.Mountpoint
-		if st, err := DaemonOf(store).Status(); err == nil {
-			r.State, r.Daemon = "mounted", st
+		if info, err := DaemonOf(store).Status(); err == nil {
+			r.State, r.Daemon = "mounted", info
 		} else {
 			r.State = "dead"
 			r.Hint = fmt.Sprintf("daemon pid %d is not answering; run: ckfs unmount %s", st.PID, st.Mountpoint)
