@@ -10,6 +10,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -239,38 +240,81 @@ func measure(work, tarball string, configs []config, workloads []workload) [][]t
 	}
 	// The runs of a row take turns across the columns, each round starting
 	// at the next column, so a drift of this machine's disk or CPU over
-	// the minutes of a row reaches every column alike.
+	// the minutes of a row reaches every column alike. A column that fails
+	// a row is reported and left out of that row; the others go on.
 	for wi, w := range workloads {
 		ts := make([][]time.Duration, len(configs))
+		failed := make([]bool, len(configs))
 		for r := range *runs {
 			for k := range configs {
 				ci := (r + k) % len(configs)
-				c := configs[ci]
-				if w.name == seededRow || w.name == seededSed {
-					seedTarball = tarball
+				if failed[ci] {
+					continue
 				}
-				dir, stop := c.setup(work)
-				seedTarball = ""
-				if w.prepare != nil {
-					w.prepare(dir)
+				d, err := runCell(work, tarball, configs[ci], w)
+				if err != nil {
+					fmt.Fprintf(os.Stderr, "%-20s %-32s failed: %v\n", configs[ci].name, w.name, err)
+					failed[ci] = true
+					continue
 				}
-				sh("sync")
-				var d time.Duration
-				c.wrap(dir, func() {
-					start := time.Now()
-					w.run(dir)
-					d = time.Since(start)
-				})
-				stop()
 				ts[ci] = append(ts[ci], d)
 			}
 		}
 		for ci, c := range configs {
+			if failed[ci] {
+				res[wi][ci] = cellFailed
+				continue
+			}
 			res[wi][ci] = benchkit.Median(ts[ci])
 			fmt.Fprintf(os.Stderr, "%-20s %-32s %v %v\n", c.name, w.name, res[wi][ci], ts[ci])
 		}
 	}
 	return res
+}
+
+// cellFailed marks a cell whose column failed the row.
+const cellFailed = time.Duration(-1)
+
+// cellError is what sh panics with inside a cell.
+type cellError struct{ msg string }
+
+// inCell says sh runs inside a cell: a failure there fails the cell only.
+var inCell bool
+
+// runCell mounts the column, prepares and times the row once, and
+// unmounts; a command that fails on the way fails the cell.
+func runCell(work, tarball string, c config, w workload) (d time.Duration, err error) {
+	var stop func()
+	inCell = true
+	defer func() {
+		inCell = false
+		if r := recover(); r != nil {
+			ce, ok := r.(cellError)
+			if !ok {
+				panic(r)
+			}
+			err = errors.New(ce.msg)
+		}
+		if stop != nil {
+			stop()
+		}
+	}()
+	if w.name == seededRow || w.name == seededSed {
+		seedTarball = tarball
+	}
+	var dir string
+	dir, stop = c.setup(work)
+	seedTarball = ""
+	if w.prepare != nil {
+		w.prepare(dir)
+	}
+	sh("sync")
+	c.wrap(dir, func() {
+		start := time.Now()
+		w.run(dir)
+		d = time.Since(start)
+	})
+	return d, nil
 }
 
 // printTable prints the medians as a Markdown table, with each cell's
@@ -289,6 +333,10 @@ func printTable(configs []config, workloads []workload, res [][]time.Duration) {
 	for wi, w := range workloads {
 		fmt.Printf("| %s |", w.name)
 		for ci := range configs {
+			if res[wi][ci] == cellFailed || res[wi][0] == cellFailed {
+				fmt.Print(" failed |")
+				continue
+			}
 			fmt.Printf(" %.2f (%.2f×) |", res[wi][ci].Seconds(), res[wi][ci].Seconds()/res[wi][0].Seconds())
 		}
 		fmt.Println()
@@ -311,6 +359,10 @@ func guardNative(configs []config, workloads []workload, res [][]time.Duration) 
 		}
 		for ci, c := range configs {
 			if !strings.HasPrefix(c.name, "ckfs") {
+				continue
+			}
+			if res[wi][ci] == cellFailed || res[wi][0] == cellFailed {
+				bad = append(bad, fmt.Sprintf("%s, %s: failed", w.name, c.name))
 				continue
 			}
 			if x := res[wi][ci].Seconds() / res[wi][0].Seconds(); x > limit {
@@ -341,6 +393,10 @@ func guard(configs []config, workloads []workload, res [][]time.Duration) {
 	for wi, w := range workloads {
 		for ci, c := range configs {
 			if !strings.HasPrefix(c.name, "ckfs") {
+				continue
+			}
+			if res[wi][ci] == cellFailed || res[wi][lb] == cellFailed {
+				bad = append(bad, fmt.Sprintf("%s, %s: failed", w.name, c.name))
 				continue
 			}
 			if r := res[wi][ci].Seconds() / res[wi][lb].Seconds(); r > *maxRatio {
@@ -544,6 +600,9 @@ func memoryRow(work string, n int) (int, string) {
 func sh(cmd string) string {
 	out, err := exec.Command("sh", "-c", cmd).CombinedOutput()
 	if err != nil {
+		if inCell {
+			panic(cellError{fmt.Sprintf("%s: %v: %s", cmd, err, strings.TrimSpace(string(out)))})
+		}
 		benchkit.Fatalf("%s: %v\n%s", cmd, err, out)
 	}
 	return string(out)
