@@ -31,14 +31,23 @@ var ErrUnsafe = errors.New("not a plain relative path")
 
 // check refuses a path that could name anything but a place beneath the
 // root.
+// It runs on the FUSE request path (the cached model's opens): a scan of
+// the bytes, nothing allocated unless it refuses.
 func check(rel string) error {
 	if rel == "" || rel[0] == '/' {
 		return fmt.Errorf("%q: %w", rel, ErrUnsafe)
 	}
-	for e := range strings.SplitSeq(rel, "/") {
-		if e == "" || e == "." || e == ".." {
+	for start := 0; start <= len(rel); {
+		end := strings.IndexByte(rel[start:], '/')
+		if end < 0 {
+			end = len(rel)
+		} else {
+			end += start
+		}
+		if e := rel[start:end]; e == "" || e == "." || e == ".." {
 			return fmt.Errorf("%q: %w", rel, ErrUnsafe)
 		}
+		start = end + 1
 	}
 	return nil
 }

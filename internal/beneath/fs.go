@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,7 +49,7 @@ func (f FS) ReadDir(name string) ([]fs.DirEntry, error) {
 	}
 	defer d.Close()
 	es, err := d.ReadDir(-1)
-	sortEntries(es)
+	slices.SortFunc(es, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	return es, err
 }
 
@@ -143,14 +144,6 @@ func Readlink(root int, rel string) (string, error) {
 		}
 		if n < size {
 			return string(buf[:n]), nil
-		}
-	}
-}
-
-func sortEntries(es []fs.DirEntry) {
-	for i := 1; i < len(es); i++ {
-		for j := i; j > 0 && es[j].Name() < es[j-1].Name(); j-- {
-			es[j], es[j-1] = es[j-1], es[j]
 		}
 	}
 }
