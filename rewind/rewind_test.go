@@ -536,7 +536,7 @@ func TestPreviewCarriesItsChanges(t *testing.T) {
 	w := newWS(t)
 	w.write("a.txt", "one\ntwo\n")
 	before, _ := w.window("w1", func() { w.write("a.txt", "one\n2\nthree\n") })
-	out, err := rewind.Run(w.env(nil), rewind.Request{Target: before, Diff: true})
+	out, err := rewind.Run(w.env(nil), rewind.Request{Target: before, Describe: -1, Diff: true})
 	if err != nil || len(out.Plan.Steps) != 1 {
 		t.Fatalf("preview: %+v %v", out, err)
 	}
@@ -544,7 +544,10 @@ func TestPreviewCarriesItsChanges(t *testing.T) {
 	if c == nil || c.Added != 1 || c.Removed != 2 || c.Binary || !strings.Contains(c.Diff, "-three") || !strings.Contains(c.Diff, "+two") {
 		t.Fatalf("change of a.txt: %+v", c)
 	}
-	out, err = rewind.Run(w.env(nil), rewind.Request{Target: before, Apply: true})
+	if none, err := rewind.Run(w.env(nil), rewind.Request{Target: before}); err != nil || none.Plan.Steps[0].Change != nil {
+		t.Fatalf("a preview that asks for no descriptions got %+v, %v", none.Plan.Steps[0].Change, err)
+	}
+	out, err = rewind.Run(w.env(nil), rewind.Request{Target: before, Describe: -1, Apply: true})
 	if err != nil || !out.Applied || out.Plan.Steps[0].Change != nil {
 		t.Fatalf("applied: %+v %v", out, err)
 	}

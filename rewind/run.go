@@ -25,8 +25,12 @@ type Request struct {
 	// writes conflicting places with conflict markers instead of refusing.
 	Revert  []string `json:"revert,omitempty"`
 	Markers bool     `json:"markers,omitempty"`
-	// Diff carries each file step's unified diff in a preview's outcome
-	// (its line counts are always there).
+	// Describe is how many steps of a preview, in plan order, carry what
+	// they do to a file's lines (Step.Change): 0 none, -1 all. A command
+	// asks for the steps it prints; reading and diffing the rest would
+	// be work nobody sees.
+	Describe int `json:"describe,omitempty"`
+	// Diff adds each described step's unified diff.
 	Diff bool `json:"diff,omitempty"`
 }
 
@@ -84,7 +88,11 @@ func Run(env Env, req Request) (*Outcome, error) {
 	plan.targetsVerified = objs.OK
 	out := &Outcome{Plan: plan, Report: report}
 	if !req.Apply {
-		describeChanges(env.Applier, plan.Steps, req.Diff)
+		steps := plan.Steps
+		if req.Describe >= 0 && req.Describe < len(steps) {
+			steps = steps[:req.Describe]
+		}
+		describeChanges(env.Applier, steps, req.Diff)
 		if report.Refused() {
 			out.WindowsSince = windowsSince(env.Records, plan.Target)
 		}

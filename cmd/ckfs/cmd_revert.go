@@ -90,7 +90,7 @@ func runRevert(ctx context.Context, o revertOptions, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	req := rewind.Request{Revert: o.Windows, Paths: o.Paths, Markers: o.Conflict == "markers", Force: o.Force, Apply: !o.DryRun, Diff: o.Diff}
+	req := rewind.Request{Revert: o.Windows, Paths: o.Paths, Markers: o.Conflict == "markers", Force: o.Force, Apply: !o.DryRun, Diff: o.Diff, Describe: described(o.JSON, o.Limit)}
 	outcome, _, err := ws.Rewind(req, nil)
 	ui.Outcome(out, outcome, ui.OutcomeText{Verb: "revert", Done: "reverted", What: "window " + strings.Join(o.Windows, ", "), Apply: "Run it without --dry-run to revert"},
 		o.Paths, o.JSON, o.Diff, o.Limit)

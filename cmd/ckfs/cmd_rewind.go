@@ -154,7 +154,7 @@ func runRewind(ctx context.Context, o rewindOptions, out io.Writer) error {
 // names and prints it; what, when not empty, names the target for people
 // instead of the resolved checkpoint.
 func rewindFiles(ws *workspace.Workspace, o rewindOptions, spec *workspace.TargetSpec, what string, out io.Writer) (*rewind.Outcome, error) {
-	req := rewind.Request{Force: o.Force, Apply: o.Files && !o.DryRun, Paths: o.Paths, Diff: o.Diff}
+	req := rewind.Request{Force: o.Force, Apply: o.Files && !o.DryRun, Paths: o.Paths, Diff: o.Diff, Describe: described(o.JSON, o.Limit)}
 	outcome, resolved, err := ws.Rewind(req, spec)
 	if what == "" {
 		what = resolved
@@ -169,4 +169,17 @@ func rewindFiles(ws *workspace.Workspace, o rewindOptions, spec *workspace.Targe
 		return outcome, err
 	}
 	return outcome, nil
+}
+
+// described is how many steps of a preview a command prints with what
+// they do to each file's lines: those its text lists (limit, 0 for all),
+// none for JSON.
+func described(asJSON bool, limit int) int {
+	switch {
+	case asJSON:
+		return 0
+	case limit == 0:
+		return -1
+	}
+	return limit
 }
