@@ -2,6 +2,7 @@ package fusefs_test
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,7 +20,7 @@ import (
 // moment (a pre-image must see the disk before the change), and a path in
 // refuse makes the hook fail.
 type fakeHooks struct {
-	backing string
+	disk    int // the backing directory, opened before the mount covered it
 	mu      sync.Mutex
 	calls   []hookCall
 	refuse  map[string]bool
@@ -33,19 +34,28 @@ type hookCall struct {
 
 var errRefused = errors.New("refused by the fake hooks")
 
+// look is what the disk itself holds at rel: read from the descriptor
+// taken before the mount, never through the mount (which is in place).
 func (h *fakeHooks) look(rel string) string {
-	p := filepath.Join(h.backing, rel)
-	fi, err := os.Lstat(p)
-	switch {
-	case err != nil:
+	var st unix.Stat_t
+	if err := unix.Fstatat(h.disk, rel, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return "<absent>"
-	case fi.IsDir():
-		return "<dir>"
-	case fi.Mode()&os.ModeSymlink != 0:
-		t, _ := os.Readlink(p)
-		return "<link " + t + ">"
 	}
-	b, _ := os.ReadFile(p)
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return "<dir>"
+	case unix.S_IFLNK:
+		buf := make([]byte, 4096)
+		n, _ := unix.Readlinkat(h.disk, rel, buf)
+		return "<link " + string(buf[:max(n, 0)]) + ">"
+	}
+	fd, err := unix.Openat(h.disk, rel, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "<unreadable>"
+	}
+	f := os.NewFile(uintptr(fd), rel)
+	defer f.Close()
+	b, _ := io.ReadAll(f)
 	return string(b)
 }
 
@@ -122,11 +132,11 @@ func mountFake(t *testing.T, o fusefs.Options) (*fakeHooks, string) {
 	t.Helper()
 	testenv.RequireFUSE(t)
 	backing := t.TempDir()
-	h := &fakeHooks{backing: backing, refuse: map[string]bool{}}
-	fd, err := unix.Open(backing, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(backing, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
+	h := &fakeHooks{disk: fd, refuse: map[string]bool{}}
 	f, err := fusefs.New(fd, backing, h)
 	if err != nil {
 		t.Fatal(err)
