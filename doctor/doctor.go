@@ -202,7 +202,7 @@ func workspaceChecks(dir, flag string) []Diagnosis {
 	default:
 		ds = append(ds, Diagnosis{"workspace", "ok", fmt.Sprintf("%s is not mounted (store %s)", meta.Root, store), ""})
 	}
-	ds = append(ds, storeSpaceCheck(store, derr == nil && workspace.ProcessAlive(st.PID)))
+	ds = append(ds, storeSpaceCheck(store, ws.Alive()))
 	if ops, err := rewind.PendingJournals(workspace.Layout(store).Journals()); err == nil && len(ops) > 0 {
 		ds = append(ds, Diagnosis{"unfinished rewind", "fail", "rewind " + strings.Join(ops, ", ") + " did not finish; file rewinds are blocked",
 			"ckfs rewind --rollback " + ops[0] + " (put back what it changed) or ckfs rewind --abandon " + ops[0]})

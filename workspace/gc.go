@@ -15,7 +15,7 @@ import (
 // here (holding the timeline's writer lock) when it is not.
 func (ws *Workspace) Collect(p gc.Policy, dry bool) (*gc.Result, error) {
 	store := ws.Store
-	if st, err := ReadDaemonState(store); err == nil && ProcessAlive(st.PID) {
+	if ws.Alive() {
 		return DaemonOf(store).Collect(GCRequest{Policy: p, DryRun: dry})
 	}
 	w, rep, err := index.OpenWriter(store, index.WriterOptions{})

@@ -45,11 +45,10 @@ func openView(w *Workspace) (*View, error) {
 // post-images of files still being written, and says whether it did.
 // Without a live daemon nothing is being written.
 func flush(store string) (bool, error) {
-	st, err := ReadDaemonState(store)
-	if err != nil || !ProcessAlive(st.PID) {
+	if !DaemonAlive(store) {
 		return false, nil
 	}
-	_, err = DaemonOf(store).Flush()
+	_, err := DaemonOf(store).Flush()
 	return err == nil, err
 }
 
