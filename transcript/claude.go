@@ -182,7 +182,7 @@ func (t *Transcript) claudeFork(keep []int, child string, summary *summaryAt, no
 
 // claudePath is where Claude Code keeps session id's transcript: beside the
 // original, in the same project directory.
-func (t *Transcript) claudePath(child string) string {
+func (t *Transcript) claudePath(child string, _ time.Time) string {
 	return filepath.Join(filepath.Dir(t.Path), child+".jsonl")
 }
 

@@ -62,6 +62,10 @@ func (t *Transcript) Fork(n int, o ForkOptions) (*Fork, error) {
 	if o.Mode == "" {
 		o.Mode = ModeCut
 	}
+	d := dialects[t.Agent]
+	if o.Mode != ModeCut && !d.summaries {
+		return nil, fmt.Errorf("transcript %s: a %s fork is not supported for %s transcripts; fork with a plain cut", t.Path, o.Mode, t.Agent)
+	}
 	if o.Child == "" {
 		o.Child = uuid.NewString()
 	}
@@ -84,18 +88,9 @@ func (t *Transcript) Fork(n int, o ForkOptions) (*Fork, error) {
 	for _, i := range gone {
 		f.Range = append(append(f.Range, t.Lines[i]...), '\n')
 	}
-	var lines [][]byte
-	var err error
-	switch t.Agent {
-	case Claude:
-		lines, err = t.claudeFork(keep, o.Child, sum, o.Now)
-		f.Path = t.claudePath(o.Child)
-		f.Resume = "claude --resume " + o.Child
-	case Codex:
-		lines, err = t.codexFork(keep, o.Child, sum, o.Now)
-		f.Path = t.codexPath(o.Child, o.Now)
-		f.Resume = "codex resume " + o.Child
-	}
+	lines, err := d.fork(t, keep, o.Child, sum, o.Now)
+	f.Path = d.path(t, o.Child, o.Now)
+	f.Resume = d.resume + o.Child
 	if err != nil {
 		return nil, err
 	}

@@ -1,5 +1,5 @@
 // Package transcript reads coding agents' own conversation transcripts
-// (Claude Code's and Codex CLI's JSONL files), finds the clean boundaries
+// (the JSONL files of Claude Code, Codex CLI, Gemini CLI and Qwen Code), finds the clean boundaries
 // in them (never between a tool call and its result), and forks one into a
 // new session the agent can resume, leaving the original untouched. It
 // knows these formats and nothing of ckfs's stores.
@@ -11,12 +11,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-)
-
-// The agents whose transcripts this package reads.
-const (
-	Claude = "claude"
-	Codex  = "codex"
 )
 
 // maxLine bounds one transcript line (tool results can be large).
@@ -43,7 +37,7 @@ type Transcript struct {
 	entries   []entry
 }
 
-// Load reads the transcript at path, written by agent (Claude or Codex).
+// Load reads the transcript at path, written by agent (Claude, Codex, …).
 func Load(path, agent string) (*Transcript, error) {
 	data, err := readFile(path)
 	if err != nil {
@@ -56,6 +50,10 @@ func Load(path, agent string) (*Transcript, error) {
 // unterminated last line is being written right now and is left out; a
 // line that does not parse anywhere else is an error naming it.
 func Parse(path string, data []byte, agent string) (*Transcript, error) {
+	d, err := dialectOf(agent)
+	if err != nil {
+		return nil, err
+	}
 	t := &Transcript{Path: path, Agent: agent}
 	for n := 1; len(data) > 0; n++ {
 		i := bytes.IndexByte(data, '\n')
@@ -67,16 +65,7 @@ func Parse(path string, data []byte, agent string) (*Transcript, error) {
 		if len(line) > maxLine {
 			return nil, fmt.Errorf("transcript %s: line %d is longer than %d bytes", path, n, maxLine)
 		}
-		var e entry
-		var err error
-		switch agent {
-		case Claude:
-			e, err = parseClaude(line, &t.SessionID)
-		case Codex:
-			e, err = parseCodex(line, &t.SessionID)
-		default:
-			return nil, fmt.Errorf("unknown agent %q: ckfs reads claude and codex transcripts", agent)
-		}
+		e, err := d.parse(line, &t.SessionID)
 		if err != nil {
 			return nil, fmt.Errorf("transcript %s: line %d: %v", path, n, err)
 		}
@@ -163,13 +152,15 @@ func (t *Transcript) checkCut(n int) error {
 // it already is that prompt (a hook may run before or after the agent
 // writes it).
 func (t *Transcript) PositionBefore(prompt string) int {
-	return positionBefore(len(t.Lines), prompt, func(i int) (entry, error) { return t.entries[i], nil })
+	return positionBefore(dialects[t.Agent], len(t.Lines), prompt, func(i int) (entry, error) { return t.entries[i], nil })
 }
 
 // positionBefore walks back from the last of n lines: the prompt (and its
 // display mirrors) and the metadata written with it are cut; the first
-// other conversation entry ends the walk. entryAt parses line i.
-func positionBefore(n int, prompt string, entryAt func(i int) (entry, error)) int {
+// other conversation entry ends the walk. In a dialect that writes a
+// turn's metadata before its prompt, the metadata just before the cut goes
+// too. entryAt parses line i.
+func positionBefore(d *dialect, n int, prompt string, entryAt func(i int) (entry, error)) int {
 	cut := n
 	for i := n - 1; i >= 0 && prompt != ""; i-- {
 		e, err := entryAt(i)
@@ -183,6 +174,12 @@ func positionBefore(n int, prompt string, entryAt func(i int) (entry, error)) in
 		if e.conv {
 			break
 		}
+	}
+	for d.metaBeforePrompt && cut > 0 {
+		if e, err := entryAt(cut - 1); err != nil || e.conv {
+			break
+		}
+		cut--
 	}
 	return cut
 }
@@ -217,6 +214,10 @@ func between(s, open, close string) (string, bool) {
 // digest of the lines before it (PrefixHash). It parses only the lines at
 // the end that it needs, so a hook's cost does not grow with the session.
 func MarkPosition(path, agent, prompt string) (lines int, prefix string, err error) {
+	d, err := dialectOf(agent)
+	if err != nil {
+		return 0, "", err
+	}
 	data, err := readFile(path)
 	if err != nil {
 		return 0, "", err
@@ -237,15 +238,8 @@ func MarkPosition(path, agent, prompt string) (lines int, prefix string, err err
 		return ends[i-1]
 	}
 	var sid string
-	cut := positionBefore(len(ends), prompt, func(i int) (entry, error) {
-		line := data[start(i) : ends[i]-1]
-		switch agent {
-		case Claude:
-			return parseClaude(line, &sid)
-		case Codex:
-			return parseCodex(line, &sid)
-		}
-		return entry{}, fmt.Errorf("unknown agent %q", agent)
+	cut := positionBefore(d, len(ends), prompt, func(i int) (entry, error) {
+		return d.parse(data[start(i):ends[i]-1], &sid)
 	})
 	return cut, fmt.Sprintf("sha256:%x", sha256.Sum256(data[:start(cut)])), nil
 }

@@ -262,6 +262,8 @@ func TestSetString(t *testing.T) {
 // agent whose lines are all clean and whose session id is the child's.
 func FuzzClaude(f *testing.F) { fuzzAgent(f, Claude, "claude-session.jsonl") }
 func FuzzCodex(f *testing.F)  { fuzzAgent(f, Codex, "codex-rollout.jsonl") }
+func FuzzGemini(f *testing.F) { fuzzAgent(f, Gemini, "gemini-real-0.61.0.jsonl") }
+func FuzzQwen(f *testing.F)   { fuzzAgent(f, Qwen, "qwen-real-0.24.4.jsonl") }
 
 func fuzzAgent(f *testing.F, agent, fixture string) {
 	b, _ := os.ReadFile(filepath.Join("testdata", fixture))
