@@ -4,7 +4,7 @@
 // arguments that start an agent with ckfs's hooks for one run (Args).
 //
 // Everything that differs between agents is one Agent value, in a file of
-// its own (claude.go, codex.go): its executable and install hint, where
+// its own (claude.go, codex.go, gemini.go, qwen.go): its executable and install hint, where
 // its settings live and in what form, how its hook matchers are written,
 // how it is started with the hooks, and which transcript dialect it
 // writes (package transcript reads those). A new agent is one such file,
@@ -40,13 +40,26 @@ type Agent struct {
 	Dialect string
 	// matchAll is the hook matcher that matches every tool.
 	matchAll string
+	// events names its hook events where they differ from Claude Code's,
+	// which are ckfs's names for them (PreToolUse → BeforeTool).
+	events map[string]string
+	// timeout is how long it lets a hook run, in its own unit.
+	timeout int
 	// toolEvents are the tool events it sends beyond PreToolUse and
 	// PostToolUse.
 	toolEvents []string
 	// settingsPath is the user settings file it reads hooks from.
 	settingsPath func() (string, error)
-	// launch returns the arguments that give it hooks for one run.
-	launch func(store string, hooks map[string]any) ([]string, error)
+	// launch returns the arguments and environment that give it hooks
+	// for one run.
+	launch func(store string, hooks map[string]any) (*Launch, error)
+	// noCallIDs: its tool events carry no call id. A PreToolUse is given
+	// a new one, and a PostToolUse the id of the oldest open call of the
+	// session with the same tool and input (pairCall).
+	noCallIDs bool
+	// continues: it sends a UserPromptSubmit with an empty prompt when it
+	// goes on with a turn after tool results; that is no new turn.
+	continues bool
 	// postless: it runs some calls without a Post event (Codex applies a
 	// patch it intercepts from a shell call itself); a result in its
 	// transcript means such a call ran, so the next PreToolUse closes it.
@@ -54,7 +67,7 @@ type Agent struct {
 }
 
 // all are the agents ckfs has hooks for, in the order help lists them.
-var all = []*Agent{claude, codex}
+var all = []*Agent{claude, codex, gemini, qwen}
 
 // Names are the agents' names, for help and completion.
 func Names() []string {
@@ -103,11 +116,36 @@ func (a *Agent) Executable() (string, error) {
 // SettingsPath is the user settings file the agent reads its hooks from.
 func (a *Agent) SettingsPath() (string, error) { return a.settingsPath() }
 
-// Args are the arguments that start the agent with ckfs's hooks (run by
-// the ckfs binary exe) for one run, kept in store where a file is needed:
-// never in the repository or the user's own settings.
-func (a *Agent) Args(store, exe string) ([]string, error) {
+// Launch is how to start an agent with ckfs's hooks for one run.
+type Launch struct {
+	Args, Env []string // put before the user's arguments, added to the environment
+	// Temp is a file made for this run alone, to remove when it ends.
+	Temp string
+}
+
+// Launch returns how to start the agent with ckfs's hooks (run by the ckfs
+// binary exe) for one run, kept in store where a file is needed: never in
+// the repository or the user's own settings.
+func (a *Agent) Launch(store, exe string) (*Launch, error) {
 	return a.launch(store, a.HookSettings(exe))
+}
+
+// eventName is the agent's name for ckfs's hook event ev.
+func (a *Agent) eventName(ev string) string {
+	if n, ok := a.events[ev]; ok {
+		return n
+	}
+	return ev
+}
+
+// canonicalEvent is ckfs's name for the agent's hook event name.
+func (a *Agent) canonicalEvent(name string) string {
+	for ev, n := range a.events {
+		if n == name {
+			return ev
+		}
+	}
+	return name
 }
 
 // userPath is $env/name when the variable env is set, else ~/dir/name.

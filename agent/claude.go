@@ -22,19 +22,25 @@ var claude = &Agent{
 	Package:    "@anthropic-ai/claude-code",
 	Dialect:    transcript.Claude,
 	matchAll:   "*",
+	timeout:    60, // seconds
 	toolEvents: []string{"PostToolUseFailure"},
 	settingsPath: func() (string, error) {
 		return userPath("CLAUDE_CONFIG_DIR", ".claude", "settings.json")
 	},
-	launch: func(store string, hooks map[string]any) ([]string, error) {
-		settings := workspace.Layout(store).ClaudeSettings()
-		b, _ := json.MarshalIndent(hooks, "", "  ")
-		if err := os.MkdirAll(filepath.Dir(settings), 0o700); err != nil {
+	launch: func(store string, hooks map[string]any) (*Launch, error) {
+		settings := workspace.Layout(store).AgentSettings("claude")
+		if err := writeSettings(settings, hooks); err != nil {
 			return nil, err
 		}
-		if err := durable.WriteFile(settings, append(b, '\n'), 0o600); err != nil {
-			return nil, err
-		}
-		return []string{"--settings", settings}, nil
+		return &Launch{Args: []string{"--settings", settings}}, nil
 	},
+}
+
+// writeSettings writes a settings file ckfs keeps in the store for one run.
+func writeSettings(path string, settings map[string]any) error {
+	b, _ := json.MarshalIndent(settings, "", "  ")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return durable.WriteFile(path, append(b, '\n'), 0o600)
 }

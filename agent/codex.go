@@ -15,11 +15,12 @@ var codex = &Agent{
 	Package:   "@openai/codex",
 	Dialect:   transcript.Codex,
 	matchAll:  ".*",
+	timeout:   60, // seconds
 	settingsPath: func() (string, error) {
 		return userPath("CODEX_HOME", ".codex", "hooks.json")
 	},
-	launch: func(store string, hooks map[string]any) ([]string, error) {
-		return []string{"-c", "hooks=" + TOMLInline(hooks["hooks"]), "--dangerously-bypass-hook-trust"}, nil
+	launch: func(store string, hooks map[string]any) (*Launch, error) {
+		return &Launch{Args: []string{"-c", "hooks=" + TOMLInline(hooks["hooks"]), "--dangerously-bypass-hook-trust"}}, nil
 	},
 	postless: true,
 }

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"time"
 
@@ -55,6 +57,7 @@ func RunHook(name string, stdin io.Reader, stderr io.Writer, now time.Time) {
 		fmt.Fprintf(logw, "ckfs hook: %v\n", err)
 		return
 	}
+	in.Event = a.canonicalEvent(in.Event)
 	ws, err := workspace.Locate(os.Getenv("CKFS_STORE"), in.Cwd)
 	if err != nil {
 		// Not a ckfs workspace: the agent runs without undo, silently.
@@ -95,12 +98,18 @@ const HookDeadline = 10 * time.Second
 
 // handleHook records one event on both timelines, each on its own.
 func handleHook(store string, a *Agent, in *HookInput, now time.Time) error {
-	if in.Event == "UserPromptSubmit" && InjectedPrompt(in.Prompt) {
+	if in.Event == "UserPromptSubmit" && (InjectedPrompt(in.Prompt) || a.continues && strings.TrimSpace(in.Prompt) == "") {
 		// Not the user's: a background task's notification or another
 		// text the agent injects, possibly between a tool call and its
-		// result. It is no turn boundary, and a mark there would be a
-		// cut that a conversation rewind must refuse.
+		// result, or the agent going on with its turn. It is no turn
+		// boundary, and a mark there would be a cut that a conversation
+		// rewind must refuse.
 		return nil
+	}
+	if a.noCallIDs {
+		if err := pairCall(store, a, in, now); err != nil {
+			return err
+		}
 	}
 	mounted := workspace.DaemonAlive(store)
 	switch in.Event {
@@ -277,4 +286,51 @@ func compactJSON(b json.RawMessage) json.RawMessage {
 		return nil
 	}
 	return buf.Bytes()
+}
+
+// pairCall gives the tool event of an agent that sends no call ids one: a
+// PreToolUse a new id, derived from the session, the event's time, the
+// tool and its input; a PostToolUse the id of the oldest call of the
+// session still open with the same tool and input (the agent runs a call's
+// Before and After hooks around it, so the oldest is the one that ran
+// first).
+func pairCall(store string, a *Agent, in *HookInput, now time.Time) error {
+	switch in.Event {
+	case "PreToolUse":
+		if in.SessionID == "" {
+			return fmt.Errorf("%s without session_id: its call cannot be paired with its result", a.eventName(in.Event))
+		}
+		ts := in.Timestamp
+		if ts == "" {
+			ts = now.UTC().Format(time.RFC3339Nano)
+		}
+		h := sha256.Sum256([]byte(in.SessionID + "\x00" + ts + "\x00" + in.ToolName + "\x00" + string(in.ToolInput)))
+		in.ToolUseID = fmt.Sprintf("%s-%x", a.Name, h[:6])
+	case "PostToolUse", "PostToolUseFailure":
+		if in.SessionID == "" {
+			return fmt.Errorf("%s without session_id: no call to pair it with", a.eventName(in.Event))
+		}
+		calls, err := session.OpenCallEvents(store, in.SessionID)
+		if err != nil {
+			return err
+		}
+		for _, c := range calls {
+			if c.Tool == in.ToolName && sameJSON(c.Input, in.ToolInput) {
+				in.ToolUseID = c.Call
+				return nil
+			}
+		}
+		return fmt.Errorf("%s of %s matches no open call of session %s", a.eventName(in.Event), in.ToolName, in.SessionID)
+	}
+	return nil
+}
+
+// sameJSON reports whether two JSON texts hold the same value (the log
+// keeps a tool input compacted and escaped its own way).
+func sameJSON(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return len(a) == 0 && len(b) == 0
+	}
+	return reflect.DeepEqual(x, y)
 }

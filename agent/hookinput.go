@@ -24,6 +24,7 @@ type HookInput struct {
 	ToolInput      json.RawMessage `json:"tool_input"`  // the tool's input, as given
 	ToolUseID      string          `json:"tool_use_id"` // the call id
 	TurnID         string          `json:"turn_id"`     // Codex
+	Timestamp      string          `json:"timestamp"`   // Gemini CLI, Qwen Code
 }
 
 // MaxHookInput bounds what a hook reads: tool inputs carry whole files.

@@ -12,10 +12,11 @@ import (
 
 // HookSettings is the hook configuration that sends every event ckfs uses
 // to ckfs's hook command (run by the ckfs binary exe), in the shape the
-// agent's settings take (Claude Code's settings files and Codex CLI's
-// hooks.json share it).
+// agent's settings take (Claude Code's, Gemini CLI's and Qwen Code's
+// settings files and Codex CLI's hooks.json share it), under the agent's
+// names for the events.
 func (a *Agent) HookSettings(exe string) map[string]any {
-	cmd := map[string]any{"type": "command", "command": a.HookCommands(exe)[0], "timeout": 60}
+	cmd := map[string]any{"type": "command", "command": a.HookCommands(exe)[0], "timeout": a.timeout}
 	group := func(matcher bool) []map[string]any {
 		g := map[string]any{"hooks": []any{cmd}}
 		if matcher {
@@ -24,15 +25,15 @@ func (a *Agent) HookSettings(exe string) map[string]any {
 		return []map[string]any{g}
 	}
 	hooks := map[string]any{
-		"SessionStart":     group(false),
-		"UserPromptSubmit": group(false),
-		"PreToolUse":       group(true),
-		"PostToolUse":      group(true),
+		a.eventName("SessionStart"):     group(false),
+		a.eventName("UserPromptSubmit"): group(false),
+		a.eventName("PreToolUse"):       group(true),
+		a.eventName("PostToolUse"):      group(true),
 		// The end of a turn closes every call that never reported back.
-		"Stop": group(false),
+		a.eventName("Stop"): group(false),
 	}
 	for _, ev := range a.toolEvents {
-		hooks[ev] = group(true)
+		hooks[a.eventName(ev)] = group(true)
 	}
 	return map[string]any{"hooks": hooks}
 }

@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,7 +23,56 @@ const (
 	claudeVersion = "2.1.332"
 	codexPackage  = "@openai/codex"
 	codexVersion  = "0.169.0"
+	geminiPackage = "@google/gemini-cli"
+	geminiVersion = "0.61.0"
+	qwenPackage   = "@qwen-code/qwen-code"
+	qwenVersion   = "0.24.4"
 )
+
+// cliRun is a real agent CLI started through ckfs agent NAME in the
+// workspace, with a home directory of its own and the environment env.
+type cliRun struct {
+	w    *workspace
+	name string
+	home string
+	env  []string
+}
+
+// agent runs `ckfs agent NAME ARGS` and returns its output.
+func (c *cliRun) agent(args ...string) string {
+	c.w.t.Helper()
+	cmd := exec.Command(ckfsBin, append([]string{"agent", c.name}, args...)...)
+	cmd.Dir = c.w.root
+	cmd.Env = append(append(c.w.env(), "HOME="+c.home), c.env...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr, cmd.Stdin = &out, &out, strings.NewReader("")
+	if err := cmd.Start(); err != nil {
+		c.w.t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			c.w.t.Fatalf("ckfs agent %s %s: %v\n%s", c.name, strings.Join(args, " "), err, out.String())
+		}
+	case <-time.After(3 * time.Minute):
+		cmd.Process.Kill()
+		c.w.t.Fatalf("ckfs agent %s: still running after 3 minutes\n%s", c.name, out.String())
+	}
+	return out.String()
+}
+
+// settings writes the CLI's user settings file, relative to its home.
+func (c *cliRun) settings(rel, json string) {
+	p := filepath.Join(c.home, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		c.w.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(json), 0o600); err != nil {
+		c.w.t.Fatal(err)
+	}
+}
 
 // agentBinary returns the path of an npm package's binary, installing the
 // pinned version into the user's cache when it is not there yet. Without

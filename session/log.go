@@ -127,24 +127,41 @@ func Clean(evs []Event, seq uint64) bool {
 // event): the hooks close every open call at each boundary, so a hook's
 // cost does not grow with the session.
 func OpenCalls(store, id string) ([]string, error) {
+	evs, err := OpenCallEvents(store, id)
+	ids := make([]string, len(evs))
+	for i, e := range evs {
+		ids[i] = e.Call
+	}
+	return ids, err
+}
+
+// OpenCallEvents returns the tool_call events of the calls OpenCalls
+// returns, in the same order.
+func OpenCallEvents(store, id string) ([]Event, error) {
 	evs, err := currentTurn(Path(store, id))
 	if err != nil {
 		return nil, err
 	}
-	open := map[string]bool{}
+	open := map[string]int{} // call → its tool_call event
 	var order []string
-	for _, e := range evs {
+	for i, e := range evs {
 		switch e.Kind {
 		case KindToolCall:
-			if !open[e.Call] {
+			if _, ok := open[e.Call]; !ok {
 				order = append(order, e.Call)
 			}
-			open[e.Call] = true
+			open[e.Call] = i
 		case KindToolResult:
 			delete(open, e.Call)
 		}
 	}
-	return slices.DeleteFunc(order, func(c string) bool { return !open[c] }), nil
+	var calls []Event
+	for _, c := range order {
+		if i, ok := open[c]; ok {
+			calls = append(calls, evs[i])
+		}
+	}
+	return calls, nil
 }
 
 // currentTurn returns the events after the last turn boundary of the log

@@ -47,11 +47,11 @@ func (l Layout) DaemonState() string { return filepath.Join(string(l), "daemon.j
 func (l Layout) Socket() string      { return filepath.Join(string(l), "control.sock") }
 func (l Layout) DaemonLog() string   { return filepath.Join(string(l), "daemon.log") }
 
-// HookLog is where agent hooks report problems; ClaudeSettings the
-// settings file ckfs agent claude passes to Claude Code.
+// HookLog is where agent hooks report problems; AgentSettings the
+// settings file ckfs agent NAME passes to the agent for one run.
 func (l Layout) HookLog() string { return filepath.Join(string(l), "hook.log") }
-func (l Layout) ClaudeSettings() string {
-	return filepath.Join(string(l), "agent", "claude-settings.json")
+func (l Layout) AgentSettings(agent string) string {
+	return filepath.Join(string(l), "agent", agent+"-settings.json")
 }
 
 // Remotes is the store's remotes and its workspace id in them (ckfs

@@ -104,14 +104,17 @@ func runAgent(ctx context.Context, o agentOptions, stdout, stderr io.Writer) err
 		}
 		mountedHere = true
 	}
-	pre, err := a.Args(ws.Store, exe)
+	l, err := a.Launch(ws.Store, exe)
 	if err != nil {
 		return err
 	}
-	c := exec.CommandContext(ctx, bin, append(pre, o.Args...)...)
+	if l.Temp != "" {
+		defer os.Remove(l.Temp)
+	}
+	c := exec.CommandContext(ctx, bin, append(l.Args, o.Args...)...)
 	c.Dir = root // entered after the mount: the agent sees the mounted view
 	c.Stdin, c.Stdout, c.Stderr = os.Stdin, stdout, stderr
-	c.Env = append(os.Environ(), "CKFS_STORE="+ws.Store)
+	c.Env = append(append(os.Environ(), l.Env...), "CKFS_STORE="+ws.Store)
 	runErr := c.Run()
 	if mountedHere {
 		if _, err := ws.Unmount(); err != nil {
