@@ -1,0 +1,130 @@
+package integration
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func newQwenRun(t *testing.T, w *workspace) (*cliRun, *chatStandIn) {
+	bin := agentBinary(t, qwenPackage, qwenVersion, "qwen")
+	api := newChatStandIn(t)
+	c := &cliRun{w: w, name: "qwen", home: t.TempDir(), env: []string{"CKFS_QWEN=" + bin,
+		"OPENAI_API_KEY=sk-standin", "OPENAI_BASE_URL=" + api.srv.URL + "/v1", "OPENAI_MODEL=standin-model",
+		"QWEN_CODE_SUPPRESS_YOLO_WARNING=1"}}
+	// Its background memory helpers would ask the model too: off.
+	c.settings(".qwen/settings.json", `{"security":{"auth":{"selectedType":"openai"}},"memory":{"enableManagedAutoMemory":false,"enableManagedAutoDream":false}}`)
+	return c, api
+}
+
+// The real Qwen Code CLI, through ckfs agent qwen (hooks passed for the run
+// only): three turns, the later ones resuming the session (a call Qwen
+// refuses, a shell write and its own write_file; two calls in one model
+// turn; a shell delete), each call a window under its turn's mark, none
+// of Qwen's continuation prompts taken for a turn; then both sides rewound
+// to every mark, and the real CLI resuming each fork, which sends exactly
+// the kept turns.
+func TestRealQwenSession(t *testing.T) {
+	w := mountWorkspace(t, `printf 'total = 1\n' > calc.py`)
+	c, api := newQwenRun(t, w)
+	run := func(args ...string) string { return c.agent(append(args, "--yolo")...) }
+	prompts := []string{"Turn one: change 1 to 2", "Turn two: two files at once", "Turn three: drop the notes"}
+	trees := map[int]string{1: workTree(t, w.root)}
+	shell := func(id, cmd string) modelCall {
+		return modelCall{id: id, name: "run_shell_command", args: map[string]any{"command": cmd, "is_background": false}}
+	}
+	write := func(id, name, content string) modelCall {
+		return modelCall{id: id, name: "write_file", args: map[string]any{"file_path": filepath.Join(w.root, name), "content": content}}
+	}
+
+	api.queue(
+		// Qwen refuses to sed a file it has not read: a failed call.
+		modelReply{text: "Editing.", calls: []modelCall{shell("call_01Sed", "sed -i 's/1/2/' calc.py")}},
+		modelReply{text: "Again.", calls: []modelCall{shell("call_01P", "printf 'total = 2\\n' > calc.py")}},
+		modelReply{text: "Writing.", calls: []modelCall{write("call_01W", "notes.md", "notes\n")}},
+		modelReply{text: "Turn one done."},
+	)
+	run("-p", prompts[0])
+	ts, _ := filepath.Glob(filepath.Join(c.home, ".qwen", "projects", "*", "chats", "*.jsonl"))
+	if len(ts) != 1 {
+		t.Fatalf("qwen transcripts: %v", ts)
+	}
+	id := strings.TrimSuffix(filepath.Base(ts[0]), ".jsonl")
+	trees[2] = workTree(t, w.root)
+
+	api.queue(
+		modelReply{text: "Both.", calls: []modelCall{write("call_02A", "a.txt", "a\n"), shell("call_02B", "mkdir -p out && printf 'b\\n' > out/b.txt")}},
+		modelReply{text: "Turn two done."},
+	)
+	run("--resume", id, "-p", prompts[1])
+	trees[3] = workTree(t, w.root)
+
+	api.queue(
+		modelReply{text: "Dropping.", calls: []modelCall{shell("call_03D", "rm notes.md")}},
+		modelReply{text: "Turn three done."},
+	)
+	run("--resume", id, "-p", prompts[2])
+	final := workTree(t, w.root)
+	for _, want := range []string{`"total = 2\n"`, "a.txt", "out/b.txt"} {
+		if !strings.Contains(final, want) {
+			t.Fatalf("workspace after three turns lacks %s:\n%s", want, final)
+		}
+	}
+	if st := w.status(); st.Daemon == nil || len(st.Daemon.OpenWindows) != 0 {
+		t.Fatalf("windows left open: %+v", st.Daemon)
+	}
+	out := w.ckfs("log")
+	marks := regexp.MustCompile(`(?m)^mark \d+ `).FindAllString(out, -1)
+	if len(marks) != 3 {
+		t.Errorf("%d marks for three prompts (a continuation taken for a turn?):\n%s", len(marks), out)
+	}
+	for _, re := range []string{
+		`mark 3 .*conversation ` + id,
+		`window \S+  run_shell_command .*\n.*printf.*\n\s+M calc.py`,
+		`window \S+  write_file .*\n.*notes.md.*\n\s+A notes.md`,
+		`window \S+  write_file .*\n.*a.txt.*\n\s+A a.txt`,
+		`window \S+  run_shell_command .*\n.*mkdir.*\n\s+A out .*\n\s+A out/b.txt`,
+		`window \S+  run_shell_command .*\n.*rm notes.md.*\n\s+D notes.md`,
+	} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("log does not match %s:\n%s", re, out)
+		}
+	}
+	if strings.Contains(out, "outside any window") || strings.Contains(out, "unfinished") {
+		t.Errorf("a write of the agent's was not matched to its call:\n%s", out)
+	}
+	if all := w.ckfs("log", "--all"); !regexp.MustCompile(`window \S+  run_shell_command .*\n.*sed -i`).MatchString(all) {
+		t.Errorf("log --all lacks the refused call's window:\n%s", all)
+	}
+	keepTranscript(ts[0])
+
+	for mark := 2; mark <= 3; mark++ {
+		r, rout := rewindBoth(t, w, mark, trees[mark])
+		if r.Conversation == nil || !r.Conversation.Written {
+			t.Fatalf("no conversation fork at mark %d:\n%s", mark, rout)
+		}
+		child := r.Conversation.Child
+		before := len(api.seen())
+		next := fmt.Sprintf("resumed at mark %d", mark)
+		run("--resume", child, "-p", next)
+		reqs := api.seen()
+		if len(reqs) <= before {
+			t.Fatalf("mark %d: the resumed fork sent nothing", mark)
+		}
+		sent := chatMessages(reqs[before])
+		checkKeptTurns(t, mark, prompts, sent)
+		if !strings.Contains(sent, next) {
+			t.Errorf("mark %d: the resumed fork did not send the new prompt", mark)
+		}
+		if b, _ := os.ReadFile(filepath.Join(filepath.Dir(ts[0]), child+".jsonl")); !strings.Contains(string(b), next) {
+			t.Errorf("mark %d: qwen did not write the resumed turn to the fork's transcript", mark)
+		}
+		undoTo(t, w, mark, final)
+	}
+	if b, _ := os.ReadFile(filepath.Join(c.home, ".qwen", "settings.json")); strings.Contains(string(b), "hook") {
+		t.Errorf("ckfs agent qwen wrote hooks into the user's settings: %s", b)
+	}
+}
