@@ -21,6 +21,41 @@ import (
 // it, and the file is replaced atomically; dryRun prints the merged file
 // to stdout instead. What it did is said on stderr.
 func InstallHooks(path string, ours map[string]any, alternates []string, dryRun bool, now time.Time, stdout, stderr io.Writer) error {
+	return editSettings(path, dryRun, now, stdout, stderr, settingsEdit{
+		apply: func(settings map[string]any) (int, error) {
+			return MergeHooks(settings, ours["hooks"].(map[string]any), alternates...)
+		},
+		would: "dry run: %d hook groups would be added to %s; nothing was written\n",
+		none:  "%s has ckfs's hooks already; nothing was changed\n",
+		done:  "added %d hook groups to %s\n",
+		why:   "to install the hooks, or pass them for one run with ckfs agent",
+	})
+}
+
+// UninstallHooks removes from the agent settings at path every hook that
+// runs one of our commands, and the groups and events left empty by that;
+// every other setting and hook, and whatever the user changed since the
+// install, stays. It keeps a copy and writes as InstallHooks does.
+func UninstallHooks(path string, commands []string, dryRun bool, now time.Time, stdout, stderr io.Writer) error {
+	return editSettings(path, dryRun, now, stdout, stderr, settingsEdit{
+		apply: func(settings map[string]any) (int, error) { return RemoveHooks(settings, commands) },
+		would: "dry run: %d ckfs hooks would be removed from %s; nothing was written\n",
+		none:  "%s has no ckfs hooks; nothing was changed\n",
+		done:  "removed %d ckfs hooks from %s\n",
+		why:   "to remove the hooks",
+	})
+}
+
+// settingsEdit is one change to a settings file and what is said of it.
+type settingsEdit struct {
+	apply                  func(settings map[string]any) (int, error)
+	would, none, done, why string
+}
+
+// editSettings applies e to the JSON settings file at path: through a
+// symbolic link to where it points, never through a read-only file, with a
+// copy of the old file kept beside it, replacing it atomically.
+func editSettings(path string, dryRun bool, now time.Time, stdout, stderr io.Writer, e settingsEdit) error {
 	// A settings file that is a symbolic link (dotfiles kept in a
 	// repository) is written where it points, and stays a link.
 	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
@@ -36,7 +71,7 @@ func InstallHooks(path string, ours map[string]any, alternates []string, dryRun 
 		// A file without its write bit was made read-only on purpose (root
 		// could write it anyway): say so rather than write through it.
 		if mode&0o200 == 0 || unix.Access(path, unix.W_OK) != nil {
-			return fmt.Errorf("%s is read-only (mode %o): make it writable to install the hooks, or pass them for one run with ckfs agent; nothing was changed", path, mode)
+			return fmt.Errorf("%s is read-only (mode %o): make it writable %s; nothing was changed", path, mode, e.why)
 		}
 	}
 	old, err := os.ReadFile(path)
@@ -49,19 +84,19 @@ func InstallHooks(path string, ours map[string]any, alternates []string, dryRun 
 			return fmt.Errorf("%s is not valid JSON (%v): fix it first; nothing was changed", path, err)
 		}
 	}
-	added, err := MergeHooks(settings, ours["hooks"].(map[string]any), alternates...)
+	n, err := e.apply(settings)
 	if err != nil {
 		return fmt.Errorf("%s: %v; nothing was changed", path, err)
 	}
-	merged, _ := json.MarshalIndent(settings, "", "  ")
-	merged = append(merged, '\n')
+	edited, _ := json.MarshalIndent(settings, "", "  ")
+	edited = append(edited, '\n')
 	if dryRun {
-		stdout.Write(merged)
-		fmt.Fprintf(stderr, "dry run: %d hook groups would be added to %s; nothing was written\n", added, path)
+		stdout.Write(edited)
+		fmt.Fprintf(stderr, e.would, n, path)
 		return nil
 	}
-	if added == 0 {
-		fmt.Fprintf(stderr, "%s has ckfs's hooks already; nothing was changed\n", path)
+	if n == 0 {
+		fmt.Fprintf(stderr, e.none, path)
 		return nil
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
@@ -74,9 +109,9 @@ func InstallHooks(path string, ours map[string]any, alternates []string, dryRun 
 		}
 		fmt.Fprintf(stderr, "kept a copy of %s in %s\n", path, backup)
 	}
-	if err := durable.WriteFile(path, merged, mode); err != nil {
+	if err := durable.WriteFile(path, edited, mode); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "added %d hook groups to %s\n", added, path)
+	fmt.Fprintf(stderr, e.done, n, path)
 	return nil
 }

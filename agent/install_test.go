@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -182,5 +183,43 @@ func TestHooksInstallKeepsLinksAndRespectsReadOnly(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(ro); string(b) != "{}\n" {
 		t.Errorf("the read-only file changed: %q", b)
+	}
+}
+
+// Uninstall takes out exactly ckfs's hooks: the user's own hook in the
+// same event and every later change stay, empty groups and events go, a
+// copy is kept, and a second run changes nothing.
+func TestUninstallKeepsTheUsersChanges(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "settings.json")
+	os.WriteFile(path, []byte(`{"theme":"dark","hooks":{"BeforeTool":[{"matcher":"write_file","hooks":[{"type":"command","command":"lint"}]}]}}`), 0o600)
+	now := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
+	cmds := agent.Must("gemini").HookCommands("/usr/bin/ckfs")
+	var out, errw bytes.Buffer
+	if err := agent.InstallHooks(path, agent.Must("gemini").HookSettings("/usr/bin/ckfs"), cmds[1:], false, now, &out, &errw); err != nil {
+		t.Fatal(err)
+	}
+	// The user changes the file after the install.
+	b, _ := os.ReadFile(path)
+	os.WriteFile(path, bytes.Replace(b, []byte(`"dark"`), []byte(`"light"`), 1), 0o600)
+	if err := agent.UninstallHooks(path, cmds, false, now.Add(time.Second), &out, &errw); err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	b, _ = os.ReadFile(path)
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"theme": "light", "hooks": map[string]any{"BeforeTool": []any{map[string]any{"matcher": "write_file",
+		"hooks": []any{map[string]any{"type": "command", "command": "lint"}}}}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("after uninstall:\n%s", b)
+	}
+	if _, err := os.Stat(path + ".ckfs-backup-20261205T120001Z"); err != nil {
+		t.Errorf("no copy kept: %v", err)
+	}
+	errw.Reset()
+	if err := agent.UninstallHooks(path, cmds, false, now.Add(2*time.Second), &out, &errw); err != nil || !strings.Contains(errw.String(), "nothing was changed") {
+		t.Errorf("a second uninstall: %v, %s", err, errw.String())
 	}
 }

@@ -177,3 +177,48 @@ func findHook(have []any, g map[string]any, match func(cmd string) bool) map[str
 	}
 	return nil
 }
+
+// RemoveHooks removes from settings["hooks"] every hook whose command is
+// one of commands, then the groups and the events it leaves empty, and
+// "hooks" itself if nothing is left in it. It returns how many hooks it
+// removed.
+func RemoveHooks(settings map[string]any, commands []string) (int, error) {
+	hooks, ok := settings["hooks"].(map[string]any)
+	if settings["hooks"] != nil && !ok {
+		return 0, errors.New(`"hooks" is not an object`)
+	}
+	removed := 0
+	for event, v := range hooks {
+		groups, ok := v.([]any)
+		if !ok {
+			continue // not ours to judge
+		}
+		var kept []any
+		for _, g := range groups {
+			m, _ := g.(map[string]any)
+			inner, _ := m["hooks"].([]any)
+			if m == nil || inner == nil {
+				kept = append(kept, g)
+				continue
+			}
+			left := slices.DeleteFunc(slices.Clone(inner), func(h any) bool {
+				hm, _ := h.(map[string]any)
+				return hm != nil && slices.Contains(commands, fmt.Sprint(hm["command"]))
+			})
+			removed += len(inner) - len(left)
+			if len(left) > 0 {
+				m["hooks"] = left
+				kept = append(kept, m)
+			}
+		}
+		if len(kept) == 0 {
+			delete(hooks, event)
+		} else {
+			hooks[event] = kept
+		}
+	}
+	if hooks != nil && len(hooks) == 0 {
+		delete(settings, "hooks")
+	}
+	return removed, nil
+}

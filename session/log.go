@@ -128,9 +128,9 @@ func Clean(evs []Event, seq uint64) bool {
 // cost does not grow with the session.
 func OpenCalls(store, id string) ([]string, error) {
 	evs, err := OpenCallEvents(store, id)
-	ids := make([]string, len(evs))
-	for i, e := range evs {
-		ids[i] = e.Call
+	var ids []string
+	for _, e := range evs {
+		ids = append(ids, e.Call)
 	}
 	return ids, err
 }

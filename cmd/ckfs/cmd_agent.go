@@ -7,25 +7,30 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 
 	"github.com/ckfs-dev/ckfs/agent"
 	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
 )
 
+// agentChoice is the agents' names as a usage line writes a choice.
+var agentChoice = "(" + strings.Join(agent.Names(), "|") + ")"
+
 func newHooksCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "hooks", Short: "Print or install the hook configuration for an agent"}
-	cmd.AddCommand(newHooksInstallCmd())
+	cmd := &cobra.Command{Use: "hooks", Short: "Print, install or uninstall the hook configuration for an agent"}
+	cmd.AddCommand(newHooksInstallCmd(), newHooksUninstallCmd())
 	cmd.AddCommand(&cobra.Command{
-		Use:   "print (claude|codex)",
+		Use:   "print " + agentChoice,
 		Short: "Print the hook settings that connect an agent to ckfs",
-		Long: `Print the JSON that installs ckfs's hooks. For Claude Code it is a settings
-file: pass it with claude --settings FILE (which is what ckfs agent claude
-does), or merge it into ~/.claude/settings.json. For Codex CLI it is a
-hooks.json: put it in ~/.codex/hooks.json and review and trust the hooks
-in Codex's /hooks (Codex skips unreviewed hooks silently); ckfs agent codex
-passes them for one run instead.`,
-		Example:   "  ckfs hooks print claude > ~/ckfs-claude.json && claude --settings ~/ckfs-claude.json\n  ckfs hooks print codex > ~/.codex/hooks.json",
+		Long: `Print the JSON that holds ckfs's hooks, in the shape of the agent's own
+settings file: Claude Code's settings.json (pass it with claude --settings
+FILE, which is what ckfs agent claude does), Codex CLI's hooks.json,
+Gemini CLI's and Qwen Code's settings.json (their event names: Gemini's
+BeforeTool, AfterTool, BeforeAgent, AfterAgent). To put them in the
+agent's own settings, merging with what is there, use ckfs hooks install
+NAME; ckfs agent NAME passes them for one run instead.`,
+		Example:   "  ckfs hooks print claude > ~/ckfs-claude.json && claude --settings ~/ckfs-claude.json\n  ckfs hooks print gemini",
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: agent.Names(),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -37,8 +42,8 @@ passes them for one run instead.`,
 
 func newAgentCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "agent (claude|codex) [ARGS...]",
-		Short: "Run Claude Code or Codex CLI on this repository with ckfs capturing every tool call",
+		Use:   "agent " + agentChoice + " [ARGS...]",
+		Short: "Run a coding agent on this repository with ckfs capturing every tool call",
 		Long: `Mount the current repository if it is not mounted, then start the agent with
 ckfs's hooks installed for this run only: every tool call becomes a window,
 every prompt a mark. ARGS go to the agent unchanged. When the agent exits, a
@@ -50,10 +55,16 @@ hooks as configuration overrides (-c hooks=...) and
 --dangerously-bypass-hook-trust, because Codex skips hooks nobody has
 reviewed, silently; Codex says so when it starts, and the bypass also lets
 any other hook you have configured but not reviewed run. To review ckfs's
-hooks in Codex's /hooks instead, install them with ckfs hooks print codex.
+hooks in Codex's /hooks instead, install them with ckfs hooks install codex.
+qwen gets them as its system defaults file (QWEN_CODE_SYSTEM_DEFAULTS_PATH,
+a copy of yours with ckfs's hooks added, kept in the store). gemini reads
+such a file only where root owns it and the directories above it: as root
+ckfs passes one the same way (GEMINI_CLI_SYSTEM_DEFAULTS_PATH); anyone else
+installs the hooks once with ckfs hooks install gemini (they do nothing
+outside a ckfs mount), and ckfs agent gemini then adds nothing.
 
-Set CKFS_CLAUDE or CKFS_CODEX to run another binary.`,
-		Example: "  ckfs agent claude\n  ckfs agent claude --resume 7f3c2a9e-4b1d-4e8a-9c2f-1a2b3c4d5e6f\n  ckfs agent codex\n  ckfs agent codex exec resume 0199ffff-0000-7000-8000-000000000001 'go on'",
+Set CKFS_CLAUDE, CKFS_CODEX, CKFS_GEMINI or CKFS_QWEN to run another binary.`,
+		Example: "  ckfs agent claude\n  ckfs agent claude --resume 7f3c2a9e-4b1d-4e8a-9c2f-1a2b3c4d5e6f\n  ckfs agent codex\n  ckfs agent codex exec resume 0199ffff-0000-7000-8000-000000000001 'go on'\n  ckfs agent gemini --resume 3452936c-ea71-469d-917e-fbfc10ff75e9\n  ckfs agent qwen -p 'fix the tests' --yolo",
 		Args:    cobra.MinimumNArgs(1),
 		// Everything after the agent name belongs to the agent.
 		DisableFlagParsing: true,
@@ -71,7 +82,7 @@ Set CKFS_CLAUDE or CKFS_CODEX to run another binary.`,
 
 // agentOptions are ckfs agent's: the agent and its arguments.
 type agentOptions struct {
-	Agent string   // claude or codex
+	Agent string   // one of agent.Names()
 	Args  []string // passed to the agent unchanged
 }
 
