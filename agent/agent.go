@@ -57,6 +57,9 @@ type Agent struct {
 	// a new one, and a PostToolUse the id of the oldest open call of the
 	// session with the same tool and input (pairCall).
 	noCallIDs bool
+	// installFirst: ckfs agent cannot pass it hooks for one run here;
+	// they must be installed in its settings first.
+	installFirst func() bool
 	// continues: it sends a UserPromptSubmit with an empty prompt when it
 	// goes on with a turn after tool results; that is no new turn.
 	continues bool

@@ -55,7 +55,8 @@ var gemini = &Agent{
 		}
 		return l, err
 	},
-	noCallIDs: true,
+	noCallIDs:    true,
+	installFirst: func() bool { return os.Geteuid() != 0 },
 }
 
 // geminiSettings is Gemini CLI's user settings file.

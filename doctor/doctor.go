@@ -60,6 +60,9 @@ func Diagnose(dir, storeFlagValue string) []Diagnosis {
 	}
 	add(passthroughCheck(root))
 	add(hookCheck())
+	for _, d := range agentChecks() {
+		add(d.Check, d.Status, d.Detail, d.Fix)
+	}
 	if path, err := configPathChecked(dir); err != "" {
 		add("configuration", "fail", err, "fix the file named above, or move it away")
 	} else {
@@ -260,6 +263,29 @@ func hookCheck() (check, status, detail, fix string) {
 			"rebuild it static: " + build
 	}
 	return "agent hooks", "ok", "run " + cmd, ""
+}
+
+// agentChecks says, for each agent ckfs has hooks for, whether it is
+// installed and how its hooks reach it.
+func agentChecks() []Diagnosis {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil
+	}
+	var ds []Diagnosis
+	for _, name := range agent.Names() {
+		a, _ := agent.Lookup(name)
+		s := a.Setup(exe)
+		status := "ok"
+		switch {
+		case s.Fix != "" && s.Binary != "":
+			status = "warn"
+		case s.Binary == "":
+			status = "info"
+		}
+		ds = append(ds, Diagnosis{"agent " + name, status, s.String(), s.Fix})
+	}
+	return ds
 }
 
 // dynamic says whether the executable at path starts through a dynamic
