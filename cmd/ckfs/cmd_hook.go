@@ -10,10 +10,14 @@ import (
 
 func newHookCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "hook (claude|codex)",
-		Short: "Handle an agent hook event (installed by ckfs agent or ckfs hooks print)",
-		Long: `Read one hook event as JSON on stdin, as Claude Code and Codex CLI send it,
-and record it: PreToolUse opens a window named by the tool_use_id,
+		Use:   "hook " + agentChoice,
+		Short: "Handle an agent hook event (installed by ckfs agent or ckfs hooks install)",
+		Long: `Read one hook event as JSON on stdin, as the agent sends it (Gemini CLI's
+events under its own names: BeforeTool is PreToolUse, AfterTool
+PostToolUse, BeforeAgent UserPromptSubmit, AfterAgent Stop), and record
+it: PreToolUse opens a window named by the tool_use_id (for Gemini CLI,
+which sends no call id, one ckfs makes; its AfterTool closes the oldest
+open call with the same tool and input),
 PostToolUse and PostToolUseFailure close it, UserPromptSubmit writes a mark
 (the file checkpoint and the conversation position, paired), SessionStart
 registers the session. Stop (the end of a turn), UserPromptSubmit and
