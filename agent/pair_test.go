@@ -2,6 +2,8 @@ package agent
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -107,5 +109,44 @@ func TestContinuationsAreNoTurns(t *testing.T) {
 	}
 	if open, _ := session.OpenCalls(store, sid); len(open) != 1 {
 		t.Errorf("open calls after a continuation: %v", open)
+	}
+}
+
+// ckfs agent gemini adds nothing when the user installed ckfs's hooks in
+// Gemini's settings (no hook would run twice); otherwise, as root, it
+// passes a system defaults file: the one in place with ckfs's hooks added.
+func TestGeminiLaunch(t *testing.T) {
+	home, store := t.TempDir(), t.TempDir()
+	t.Setenv("GEMINI_CLI_HOME", home)
+	defaults := filepath.Join(t.TempDir(), "system-defaults.json")
+	os.WriteFile(defaults, []byte(`{"general":{"vimMode":true}}`), 0o600)
+	t.Setenv("GEMINI_CLI_SYSTEM_DEFAULTS_PATH", defaults)
+	exe := "/usr/local/bin/ckfs"
+	if os.Geteuid() == 0 {
+		l, err := gemini.Launch(store, exe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(l.Env) != 1 || !strings.HasPrefix(l.Env[0], "GEMINI_CLI_SYSTEM_DEFAULTS_PATH=") {
+			t.Fatalf("launch env %v", l.Env)
+		}
+		path := strings.TrimPrefix(l.Env[0], "GEMINI_CLI_SYSTEM_DEFAULTS_PATH=")
+		b, _ := os.ReadFile(path)
+		if !strings.Contains(string(b), "vimMode") || !strings.Contains(string(b), "BeforeTool") {
+			t.Errorf("one-run defaults:\n%s", b)
+		}
+		if l.Temp != "" {
+			os.Remove(l.Temp)
+		}
+	} else if _, err := gemini.Launch(store, exe); err == nil || !strings.Contains(err.Error(), "ckfs hooks install gemini") {
+		t.Errorf("launch as another user than root: %v", err)
+	}
+	user, _ := gemini.SettingsPath()
+	var sink strings.Builder
+	if err := InstallHooks(user, gemini.HookSettings(exe), nil, false, time.Now(), &sink, &sink); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := gemini.Launch(store, exe); err != nil || len(l.Args)+len(l.Env) != 0 || l.Temp != "" {
+		t.Errorf("launch with the hooks installed: %+v, %v", l, err)
 	}
 }
