@@ -36,7 +36,9 @@ type Agent struct {
 	Binary, BinaryEnv string
 	// Package is the npm package that installs Binary.
 	Package string
-	// Dialect is the transcript dialect it writes (transcript.Claude, …).
+	// Dialect is the transcript dialect it writes (transcript.Claude, …);
+	// "" when ckfs cannot fork its conversation (its marks then carry no
+	// conversation position).
 	Dialect string
 	// matchAll is the hook matcher that matches every tool.
 	matchAll string
@@ -60,6 +62,9 @@ type Agent struct {
 	// installFirst: ckfs agent cannot pass it hooks for one run here;
 	// they must be installed in its settings first.
 	installFirst func() bool
+	// plugin: its hooks are a plugin file ckfs writes (openCodePlugin),
+	// installed at settingsPath, not entries merged into a settings file.
+	plugin bool
 	// continues: it sends a UserPromptSubmit with an empty prompt when it
 	// goes on with a turn after tool results; that is no new turn.
 	continues bool
@@ -70,7 +75,7 @@ type Agent struct {
 }
 
 // all are the agents ckfs has hooks for, in the order help lists them.
-var all = []*Agent{claude, codex, gemini, qwen}
+var all = []*Agent{claude, codex, gemini, qwen, opencode}
 
 // Names are the agents' names, for help and completion.
 func Names() []string {

@@ -27,5 +27,5 @@ func ExampleLookup() {
 	// Output:
 	// Codex CLI codex @openai/codex
 	// [PostToolUse PreToolUse SessionStart Stop UserPromptSubmit]
-	// "vim": ckfs has hooks for claude, codex, gemini and qwen; for other agents use ckfs run -- CMD
+	// "vim": ckfs has hooks for claude, codex, gemini, qwen and opencode; for other agents use ckfs run -- CMD
 }

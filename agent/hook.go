@@ -252,7 +252,7 @@ func writeHookMark(store string, a *Agent, in *HookInput, mounted bool, now time
 		return err
 	}
 	m := &session.Mark{Label: workspace.FirstLine(in.Prompt, 80), Files: files}
-	if in.SessionID != "" {
+	if in.SessionID != "" && a.Dialect != "" {
 		c := &session.Coord{Session: in.SessionID, Agent: a.Name}
 		if c.Seq, err = session.LastSeq(store, in.SessionID); err != nil {
 			return err

@@ -66,7 +66,7 @@ func ToolLabel(input json.RawMessage) string {
 	if json.Unmarshal(input, &m) != nil {
 		return ""
 	}
-	for _, k := range []string{"command", "cmd", "file_path", "path", "notebook_path", "description", "pattern"} {
+	for _, k := range []string{"command", "cmd", "file_path", "filePath", "path", "notebook_path", "description", "pattern"} {
 		if s, ok := inputString(m[k]); ok {
 			return workspace.FirstLine(s, 200)
 		}

@@ -115,3 +115,92 @@ func editSettings(path string, dryRun bool, now time.Time, stdout, stderr io.Wri
 	fmt.Fprintf(stderr, e.done, n, path)
 	return nil
 }
+
+// Install puts ckfs's hooks (run by the ckfs binary exe) into the agent's
+// own settings, or its plugin into its plugin directory; see InstallHooks.
+func (a *Agent) Install(exe string, dryRun bool, now time.Time, stdout, stderr io.Writer) error {
+	path, err := a.SettingsPath()
+	if err != nil {
+		return err
+	}
+	if a.plugin {
+		return installPlugin(path, openCodePlugin(a.HookSettings(exe)), dryRun, stdout, stderr)
+	}
+	return InstallHooks(path, a.HookSettings(exe), a.HookCommands(exe)[1:], dryRun, now, stdout, stderr)
+}
+
+// Uninstall takes ckfs's hooks out of the agent's own settings, or removes
+// its plugin; see UninstallHooks.
+func (a *Agent) Uninstall(exe string, dryRun bool, now time.Time, stdout, stderr io.Writer) error {
+	path, err := a.SettingsPath()
+	if err != nil {
+		return err
+	}
+	if a.plugin {
+		return uninstallPlugin(path, dryRun, stderr)
+	}
+	return UninstallHooks(path, a.HookCommands(exe), dryRun, now, stdout, stderr)
+}
+
+// PrintHooks writes what ckfs would install for the agent: the hook
+// settings as JSON, or the plugin's source.
+func (a *Agent) PrintHooks(exe string, w io.Writer) error {
+	if a.plugin {
+		_, err := w.Write(openCodePlugin(a.HookSettings(exe)))
+		return err
+	}
+	b, _ := json.MarshalIndent(a.HookSettings(exe), "", "  ")
+	_, err := w.Write(append(b, '\n'))
+	return err
+}
+
+// installPlugin writes the plugin src at path, unless a file that is not
+// ckfs's is there.
+func installPlugin(path string, src []byte, dryRun bool, stdout, stderr io.Writer) error {
+	present, ours, err := pluginFile(path)
+	if err != nil {
+		return err
+	}
+	if present && !ours {
+		return errNotOurs(path)
+	}
+	if old, _ := os.ReadFile(path); present && bytes.Equal(old, src) {
+		fmt.Fprintf(stderr, "%s is ckfs's plugin already; nothing was changed\n", path)
+		return nil
+	}
+	if dryRun {
+		stdout.Write(src)
+		fmt.Fprintf(stderr, "dry run: the plugin above would be written to %s; nothing was written\n", path)
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	if err := durable.WriteFile(path, src, 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "wrote ckfs's plugin to %s\n", path)
+	return nil
+}
+
+// uninstallPlugin removes ckfs's plugin at path, and nothing else.
+func uninstallPlugin(path string, dryRun bool, stderr io.Writer) error {
+	present, ours, err := pluginFile(path)
+	switch {
+	case err != nil:
+		return err
+	case !present:
+		fmt.Fprintf(stderr, "%s is not there; nothing was changed\n", path)
+		return nil
+	case !ours:
+		return errNotOurs(path)
+	case dryRun:
+		fmt.Fprintf(stderr, "dry run: %s would be removed; nothing was changed\n", path)
+		return nil
+	}
+	if err := os.Remove(path); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "removed ckfs's plugin %s\n", path)
+	return nil
+}

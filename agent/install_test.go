@@ -3,6 +3,7 @@ package agent_test
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -221,5 +222,42 @@ func TestUninstallKeepsTheUsersChanges(t *testing.T) {
 	errw.Reset()
 	if err := agent.UninstallHooks(path, cmds, false, now.Add(2*time.Second), &out, &errw); err != nil || !strings.Contains(errw.String(), "nothing was changed") {
 		t.Errorf("a second uninstall: %v, %s", err, errw.String())
+	}
+}
+
+// OpenCode's hooks are a plugin file: install writes ckfs's, once; a file
+// of the same name that is not ckfs's is never replaced or removed; and
+// uninstall removes ckfs's.
+func TestOpenCodePluginInstall(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	a := agent.Must("opencode")
+	path, _ := a.SettingsPath()
+	var out, msg bytes.Buffer
+	now := time.Now()
+	if err := a.Install("/usr/bin/ckfs", false, now, &out, &msg); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || !bytes.Contains(b, []byte(`const HOOK = "/usr/bin/ckfs hook opencode"`)) || !bytes.Contains(b, []byte(`"tool.execute.before"`)) {
+		t.Fatalf("plugin at %s: %v\n%s", path, err, b)
+	}
+	msg.Reset()
+	if err := a.Install("/usr/bin/ckfs", false, now, &out, &msg); err != nil || !strings.Contains(msg.String(), "nothing was changed") {
+		t.Errorf("a second install: %v, %s", err, msg.String())
+	}
+	if err := a.Uninstall("/usr/bin/ckfs", false, now, &out, &msg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("the plugin is still there: %v", err)
+	}
+	os.WriteFile(path, []byte("export const Mine = async () => ({})\n"), 0o644)
+	for _, op := range []func(string, bool, time.Time, io.Writer, io.Writer) error{a.Install, a.Uninstall} {
+		if err := op("/usr/bin/ckfs", false, now, &out, &msg); err == nil || !strings.Contains(err.Error(), "not ckfs's plugin") {
+			t.Errorf("a user's own plugin file: %v", err)
+		}
+	}
+	if b, _ := os.ReadFile(path); string(b) != "export const Mine = async () => ({})\n" {
+		t.Errorf("the user's plugin changed:\n%s", b)
 	}
 }

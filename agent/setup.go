@@ -21,6 +21,9 @@ func (a *Agent) Setup(exe string) Setup {
 	if p, err := a.SettingsPath(); err == nil {
 		s.Settings = p
 		s.Installed = hasHooks(p, a.HookSettings(exe))
+		if a.plugin {
+			_, s.Installed, _ = pluginFile(p)
+		}
 	}
 	if a.installFirst != nil && a.installFirst() && !s.Installed {
 		s.Fix = "ckfs hooks install " + a.Name + " (it cannot take hooks for one run here)"

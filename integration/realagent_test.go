@@ -25,8 +25,10 @@ const (
 	codexVersion  = "0.169.0"
 	geminiPackage = "@google/gemini-cli"
 	geminiVersion = "0.61.0"
-	qwenPackage   = "@qwen-code/qwen-code"
-	qwenVersion   = "0.24.4"
+	qwenPackage     = "@qwen-code/qwen-code"
+	qwenVersion     = "0.24.4"
+	opencodePackage = "opencode-ai"
+	opencodeVersion = "1.18.33"
 )
 
 // cliRun is a real agent CLI started through ckfs agent NAME in the
@@ -160,4 +162,41 @@ func undoTo(t *testing.T, w *workspace, mark int, final string) {
 	if got := workTree(t, w.root); got != final {
 		t.Fatalf("mark %d: undo did not bring the files back:\n%s", mark, got)
 	}
+}
+
+// forkEachMark rewinds both sides to each of marks, resumes the fork with
+// the real CLI (resume runs it with the child's id and a new prompt and
+// returns what the model was sent), checks that exactly the kept turns and
+// the new prompt were sent and that the CLI wrote the new turn to the
+// fork's transcript, and undoes the file rewind.
+func forkEachMark(t *testing.T, w *workspace, marks []int, trees map[int]string, prompts []string, final string,
+	resume func(child, prompt string) string) {
+	t.Helper()
+	for _, mark := range marks {
+		r, out := rewindBoth(t, w, mark, trees[mark])
+		if r.Conversation == nil || !r.Conversation.Written || r.Conversation.Transcript == nil {
+			t.Fatalf("no conversation fork at mark %d:\n%s", mark, out)
+		}
+		child := r.Conversation.Child
+		next := fmt.Sprintf("resumed at mark %d", mark)
+		sent := resume(child, next)
+		checkKeptTurns(t, mark, prompts, sent)
+		if !strings.Contains(sent, next) {
+			t.Errorf("mark %d: the resumed fork did not send the new prompt", mark)
+		}
+		if b, _ := os.ReadFile(r.Conversation.Transcript.Path); !strings.Contains(string(b), next) {
+			t.Errorf("mark %d: the CLI did not write the resumed turn to the fork's transcript", mark)
+		}
+		undoTo(t, w, mark, final)
+	}
+}
+
+// firstSentSince returns what the first request after the first n that a
+// stand-in kept sent as the conversation, failing when there is none.
+func firstSentSince(t *testing.T, reqs []map[string]any, n int, conv func(map[string]any) string) string {
+	t.Helper()
+	if len(reqs) <= n {
+		t.Fatal("the resumed fork sent nothing")
+	}
+	return conv(reqs[n])
 }

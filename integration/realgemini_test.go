@@ -2,7 +2,6 @@ package integration
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -100,33 +99,11 @@ func TestRealGeminiSession(t *testing.T) {
 	}
 	keepTranscript(log)
 
-	for mark := 2; mark <= 3; mark++ {
-		r, rout := rewindBoth(t, w, mark, trees[mark])
-		if r.Conversation == nil || !r.Conversation.Written {
-			t.Fatalf("no conversation fork at mark %d:\n%s", mark, rout)
-		}
-		child := r.Conversation.Child
+	forkEachMark(t, w, []int{2, 3}, trees, prompts, final, func(child, prompt string) string {
 		before := len(api.seen())
-		next := fmt.Sprintf("resumed at mark %d", mark)
-		run("--resume", child, "-p", next)
-		reqs := api.seen()
-		if len(reqs) <= before {
-			t.Fatalf("mark %d: the resumed fork sent nothing", mark)
-		}
-		sent := geminiContents(reqs[before])
-		checkKeptTurns(t, mark, prompts, sent)
-		if !strings.Contains(sent, next) {
-			t.Errorf("mark %d: the resumed fork did not send the new prompt", mark)
-		}
-		forks, _ := filepath.Glob(filepath.Join(filepath.Dir(log), "session-*-"+child[:8]+".jsonl"))
-		if len(forks) != 1 {
-			t.Fatalf("mark %d: the fork's log: %v", mark, forks)
-		}
-		if b, _ := os.ReadFile(forks[0]); !strings.Contains(string(b), next) {
-			t.Errorf("mark %d: gemini did not write the resumed turn to the fork's log", mark)
-		}
-		undoTo(t, w, mark, final)
-	}
+		run("--resume", child, "-p", prompt)
+		return firstSentSince(t, api.seen(), before, geminiContents)
+	})
 	if _, err := os.Stat(filepath.Join(c.home, ".gemini", "settings.json")); err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -101,29 +100,11 @@ func TestRealQwenSession(t *testing.T) {
 	}
 	keepTranscript(ts[0])
 
-	for mark := 2; mark <= 3; mark++ {
-		r, rout := rewindBoth(t, w, mark, trees[mark])
-		if r.Conversation == nil || !r.Conversation.Written {
-			t.Fatalf("no conversation fork at mark %d:\n%s", mark, rout)
-		}
-		child := r.Conversation.Child
+	forkEachMark(t, w, []int{2, 3}, trees, prompts, final, func(child, prompt string) string {
 		before := len(api.seen())
-		next := fmt.Sprintf("resumed at mark %d", mark)
-		run("--resume", child, "-p", next)
-		reqs := api.seen()
-		if len(reqs) <= before {
-			t.Fatalf("mark %d: the resumed fork sent nothing", mark)
-		}
-		sent := chatMessages(reqs[before])
-		checkKeptTurns(t, mark, prompts, sent)
-		if !strings.Contains(sent, next) {
-			t.Errorf("mark %d: the resumed fork did not send the new prompt", mark)
-		}
-		if b, _ := os.ReadFile(filepath.Join(filepath.Dir(ts[0]), child+".jsonl")); !strings.Contains(string(b), next) {
-			t.Errorf("mark %d: qwen did not write the resumed turn to the fork's transcript", mark)
-		}
-		undoTo(t, w, mark, final)
-	}
+		run("--resume", child, "-p", prompt)
+		return firstSentSince(t, api.seen(), before, chatMessages)
+	})
 	if b, _ := os.ReadFile(filepath.Join(c.home, ".qwen", "settings.json")); strings.Contains(string(b), "hook") {
 		t.Errorf("ckfs agent qwen wrote hooks into the user's settings: %s", b)
 	}

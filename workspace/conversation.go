@@ -42,7 +42,7 @@ const SummaryPlaceholder = "(summary)"
 func PlanConversation(store string, m *session.Mark, mode, summary string, now time.Time) (*ConvPlan, error) {
 	c := m.Conversation
 	if c == nil {
-		return nil, Errorf(ErrUsage, "mark %d has no conversation position (it was made with no agent session): only --files can use it", m.Mark)
+		return nil, Errorf(ErrUsage, "mark %d has no conversation position (it was made with no agent session, or by an agent whose conversation ckfs cannot fork, such as OpenCode): only --files can use it", m.Mark)
 	}
 	p := &ConvPlan{Mark: m.Mark, Mode: mode, Parent: c.Session, Child: uuid.NewString(), coord: c}
 	if c.Transcript != "" && c.Lines == 0 {

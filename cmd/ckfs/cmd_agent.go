@@ -27,7 +27,8 @@ func newHooksCmd() *cobra.Command {
 settings file: Claude Code's settings.json (pass it with claude --settings
 FILE, which is what ckfs agent claude does), Codex CLI's hooks.json,
 Gemini CLI's and Qwen Code's settings.json (their event names: Gemini's
-BeforeTool, AfterTool, BeforeAgent, AfterAgent). To put them in the
+BeforeTool, AfterTool, BeforeAgent, AfterAgent); for OpenCode, which has
+no command hooks, the source of ckfs's plugin. To put them in the
 agent's own settings, merging with what is there, use ckfs hooks install
 NAME; ckfs agent NAME passes them for one run instead.`,
 		Example:   "  ckfs hooks print claude > ~/ckfs-claude.json && claude --settings ~/ckfs-claude.json\n  ckfs hooks print gemini",
@@ -61,10 +62,15 @@ a copy of yours with ckfs's hooks added, kept in the store). gemini reads
 such a file only where root owns it and the directories above it: as root
 ckfs passes one the same way (GEMINI_CLI_SYSTEM_DEFAULTS_PATH); anyone else
 installs the hooks once with ckfs hooks install gemini (they do nothing
-outside a ckfs mount), and ckfs agent gemini then adds nothing.
+outside a ckfs mount), and ckfs agent gemini then adds nothing. opencode
+gets ckfs's plugin, named in a configuration file of ckfs's
+(OPENCODE_CONFIG; yours, if you set one, is kept with the plugin added).
+OpenCode keeps its conversations in its own database: ckfs rewinds its
+files, not its conversation (its marks carry no conversation position).
 
-Set CKFS_CLAUDE, CKFS_CODEX, CKFS_GEMINI or CKFS_QWEN to run another binary.`,
-		Example: "  ckfs agent claude\n  ckfs agent claude --resume 7f3c2a9e-4b1d-4e8a-9c2f-1a2b3c4d5e6f\n  ckfs agent codex\n  ckfs agent codex exec resume 0199ffff-0000-7000-8000-000000000001 'go on'\n  ckfs agent gemini --resume 3452936c-ea71-469d-917e-fbfc10ff75e9\n  ckfs agent qwen -p 'fix the tests' --yolo",
+Set CKFS_CLAUDE, CKFS_CODEX, CKFS_GEMINI, CKFS_QWEN or CKFS_OPENCODE to run
+another binary.`,
+		Example: "  ckfs agent claude\n  ckfs agent claude --resume 7f3c2a9e-4b1d-4e8a-9c2f-1a2b3c4d5e6f\n  ckfs agent codex\n  ckfs agent codex exec resume 0199ffff-0000-7000-8000-000000000001 'go on'\n  ckfs agent gemini --resume 3452936c-ea71-469d-917e-fbfc10ff75e9\n  ckfs agent qwen -p 'fix the tests' --yolo\n  ckfs agent opencode run --continue 'go on'",
 		Args:    cobra.MinimumNArgs(1),
 		// Everything after the agent name belongs to the agent.
 		DisableFlagParsing: true,
@@ -125,7 +131,9 @@ func runAgent(ctx context.Context, o agentOptions, stdout, stderr io.Writer) err
 	c := exec.CommandContext(ctx, bin, append(l.Args, o.Args...)...)
 	c.Dir = root // entered after the mount: the agent sees the mounted view
 	c.Stdin, c.Stdout, c.Stderr = os.Stdin, stdout, stderr
-	c.Env = append(append(os.Environ(), l.Env...), "CKFS_STORE="+ws.Store)
+	// PWD names the directory the agent starts in: some agents (OpenCode)
+	// take their project from it rather than from getcwd.
+	c.Env = append(append(os.Environ(), l.Env...), "CKFS_STORE="+ws.Store, "PWD="+root)
 	runErr := c.Run()
 	if mountedHere {
 		if _, err := ws.Unmount(); err != nil {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/ckfs-dev/ckfs/agent"
-	"github.com/ckfs-dev/ckfs/ui"
 	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
 )
@@ -27,7 +26,10 @@ func newHooksInstallCmd() *cobra.Command {
 ~/.claude/settings.json ($CLAUDE_CONFIG_DIR if set), for Codex CLI
 ~/.codex/hooks.json ($CODEX_HOME if set), for Gemini CLI
 ~/.gemini/settings.json ($GEMINI_CLI_HOME in place of ~ if set), for Qwen
-Code ~/.qwen/settings.json ($QWEN_HOME if set). Every other setting and every
+Code ~/.qwen/settings.json ($QWEN_HOME if set). For OpenCode, which loads
+plugins rather than commands, ckfs's plugin is written to
+~/.config/opencode/plugin/ckfs.js ($XDG_CONFIG_HOME if set), and a file of
+that name that is not ckfs's is never replaced. Every other setting and every
 other hook is kept as it is; a hook that is there already is not added
 again, so running it twice changes nothing. The file is replaced
 atomically, after a copy of it is kept beside it (FILE.ckfs-backup-TIME).
@@ -54,7 +56,8 @@ func newHooksUninstallCmd() *cobra.Command {
 agent's user settings, the file ckfs hooks install writes, and the groups
 and events that leaves empty. Every other setting and hook, and whatever
 you changed since the install, stays. A copy of the file is kept beside it
-(FILE.ckfs-backup-TIME); running it again changes nothing. --dry-run
+(FILE.ckfs-backup-TIME); running it again changes nothing. For OpenCode
+it removes ckfs's plugin file, and no file that is not ckfs's. --dry-run
 prints the result and writes nothing.`,
 		Example:   "  ckfs hooks uninstall claude --dry-run\n  ckfs hooks uninstall gemini",
 		Args:      cobra.ExactArgs(1),
@@ -65,11 +68,7 @@ prints the result and writes nothing.`,
 			if err != nil {
 				return err
 			}
-			path, err := a.SettingsPath()
-			if err != nil {
-				return err
-			}
-			return agent.UninstallHooks(path, a.HookCommands(exe), o.DryRun, time.Now(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return a.Uninstall(exe, o.DryRun, time.Now(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().BoolVar(&o.DryRun, "dry-run", false, "print the settings without ckfs's hooks, write nothing")
@@ -82,11 +81,7 @@ func runHooksInstall(ctx context.Context, o hooksOptions, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	path, err := a.SettingsPath()
-	if err != nil {
-		return err
-	}
-	return agent.InstallHooks(path, a.HookSettings(exe), a.HookCommands(exe)[1:], o.DryRun, time.Now(), stdout, stderr)
+	return a.Install(exe, o.DryRun, time.Now(), stdout, stderr)
 }
 
 // runHooksPrint prints the hook settings that connect the agent to ckfs.
@@ -95,7 +90,7 @@ func runHooksPrint(ctx context.Context, o hooksOptions, stdout io.Writer) error 
 	if err != nil {
 		return err
 	}
-	return ui.JSON(stdout, a.HookSettings(exe))
+	return a.PrintHooks(exe, stdout)
 }
 
 // hooksFor returns the agent named name and the ckfs binary its hooks run.
