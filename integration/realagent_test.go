@@ -19,12 +19,12 @@ import (
 // The real agent CLIs, pinned: installed from npm into a cache outside the
 // repository the first time a test needs them.
 const (
-	claudePackage = "@anthropic-ai/claude-code"
-	claudeVersion = "2.1.332"
-	codexPackage  = "@openai/codex"
-	codexVersion  = "0.169.0"
-	geminiPackage = "@google/gemini-cli"
-	geminiVersion = "0.61.0"
+	claudePackage   = "@anthropic-ai/claude-code"
+	claudeVersion   = "2.1.332"
+	codexPackage    = "@openai/codex"
+	codexVersion    = "0.169.0"
+	geminiPackage   = "@google/gemini-cli"
+	geminiVersion   = "0.61.0"
 	qwenPackage     = "@qwen-code/qwen-code"
 	qwenVersion     = "0.24.4"
 	opencodePackage = "opencode-ai"
