@@ -150,3 +150,24 @@ func TestGeminiLaunch(t *testing.T) {
 		t.Errorf("launch with the hooks installed: %+v, %v", l, err)
 	}
 }
+
+// ckfs agent qwen passes its hooks as the system defaults file, unless the
+// user installed them (then each would run twice).
+func TestQwenLaunch(t *testing.T) {
+	t.Setenv("QWEN_HOME", t.TempDir())
+	t.Setenv("QWEN_CODE_SYSTEM_DEFAULTS_PATH", "")
+	t.Setenv("QWEN_CODE_SYSTEM_SETTINGS_PATH", filepath.Join(t.TempDir(), "settings.json"))
+	store, exe := t.TempDir(), "/usr/local/bin/ckfs"
+	l, err := qwen.Launch(store, exe)
+	if err != nil || len(l.Env) != 1 || l.Env[0] != "QWEN_CODE_SYSTEM_DEFAULTS_PATH="+workspace.Layout(store).AgentSettings("qwen") {
+		t.Fatalf("launch: %+v, %v", l, err)
+	}
+	user, _ := qwen.SettingsPath()
+	var sink strings.Builder
+	if err := InstallHooks(user, qwen.HookSettings(exe), nil, false, time.Now(), &sink, &sink); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := qwen.Launch(store, exe); err != nil || len(l.Env)+len(l.Args) != 0 {
+		t.Errorf("launch with the hooks installed: %+v, %v", l, err)
+	}
+}

@@ -10,7 +10,8 @@ import (
 // PostToolUseFailure for a call that failed, and a UserPromptSubmit with
 // an empty prompt each time it goes on after tool results. For one run
 // ckfs passes them as the system defaults file, copied from the one in
-// place with ckfs's hooks added.
+// place with ckfs's hooks added; nothing when they are installed in the
+// user's settings already.
 var qwen = &Agent{
 	Name:       "qwen",
 	Title:      "Qwen Code",
@@ -25,6 +26,9 @@ var qwen = &Agent{
 		return userPath("QWEN_HOME", ".qwen", "settings.json")
 	},
 	launch: func(store string, hooks map[string]any) (*Launch, error) {
+		if user, err := userPath("QWEN_HOME", ".qwen", "settings.json"); err == nil && hasHooks(user, hooks) {
+			return &Launch{}, nil // installed: each would run twice
+		}
 		return systemDefaults(workspace.Layout(store).AgentSettings("qwen"), "QWEN_CODE_SYSTEM_DEFAULTS_PATH", "QWEN_CODE_SYSTEM_SETTINGS_PATH", "/etc/qwen-code/settings.json", hooks)
 	},
 	continues: true,
