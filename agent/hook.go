@@ -106,6 +106,9 @@ func handleHook(store string, a *Agent, in *HookInput, now time.Time) error {
 		// rewind must refuse.
 		return nil
 	}
+	if a.Dialect != "" {
+		in.TranscriptPath = transcript.LogOf(in.TranscriptPath, a.Dialect, in.SessionID)
+	}
 	if a.noCallIDs {
 		if err := pairCall(store, a, in, now); err != nil {
 			return err

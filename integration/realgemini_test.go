@@ -14,7 +14,11 @@ func newGeminiRun(t *testing.T, w *workspace) (*cliRun, *geminiStandIn) {
 	api := newGeminiStandIn(t)
 	c := &cliRun{w: w, name: "gemini", home: t.TempDir(), env: []string{"CKFS_GEMINI=" + bin,
 		"GEMINI_API_KEY=standin", "GOOGLE_GEMINI_BASE_URL=" + api.srv.URL, "GEMINI_CLI_TRUST_WORKSPACE=true"}}
-	c.settings(".gemini/settings.json", `{"security":{"auth":{"selectedType":"gemini-api-key"}}}`)
+	// Gemini's own session cleanup (on by default) deletes every file of
+	// a session that has a file without a conversation in it, which its
+	// resume in a later minute leaves behind: it would delete the sessions
+	// this test resumes. Off, as docs/format.md advises.
+	c.settings(".gemini/settings.json", `{"security":{"auth":{"selectedType":"gemini-api-key"}},"general":{"sessionRetention":{"enabled":false}}}`)
 	return c, api
 }
 
@@ -56,6 +60,14 @@ func TestRealGeminiSession(t *testing.T) {
 	run("-p", prompts[0])
 	id, log := geminiSession(t, c)
 	trees[2] = workTree(t, w.root)
+	// A process that resumes the session names a log of the minute it
+	// started in its SessionStart, while the turns go on in the file it
+	// resumed: make that happen on every run, not only across a minute.
+	older := filepath.Join(filepath.Dir(log), "session-2026-01-01T00-00-"+id[:8]+".jsonl")
+	if err := os.Rename(log, older); err != nil {
+		t.Fatal(err)
+	}
+	log = older
 
 	api.queue(
 		modelReply{text: "Both.", calls: []modelCall{

@@ -26,6 +26,9 @@ type dialect struct {
 	resume string
 	// summaries: the summarize fork modes are supported.
 	summaries bool
+	// logOf is the transcript the agent writes a session's turns to,
+	// given the path its hooks name (nil: that path).
+	logOf func(path, session string) string
 	// metaBeforePrompt: the agent writes metadata (a header, state
 	// patches) before it records a prompt, all of it part of that turn; a
 	// cut before the prompt is made before that metadata too.
@@ -38,7 +41,7 @@ var dialects = map[string]*dialect{
 	Codex: {parse: parseCodex, fork: (*Transcript).codexFork, path: (*Transcript).codexPath,
 		resume: "codex resume ", summaries: true},
 	Gemini: {parse: parseGemini, fork: (*Transcript).geminiFork, path: (*Transcript).geminiPath,
-		resume: "gemini --resume ", metaBeforePrompt: true},
+		resume: "gemini --resume ", metaBeforePrompt: true, logOf: geminiLogOf},
 	Qwen: {parse: parseQwen, fork: (*Transcript).qwenFork, path: (*Transcript).claudePath,
 		resume: "qwen --resume "},
 }
@@ -59,4 +62,15 @@ func dialectOf(agent string) (*dialect, error) {
 		return d, nil
 	}
 	return nil, fmt.Errorf("unknown agent %q: ckfs reads the transcripts of %v", agent, Dialects())
+}
+
+// LogOf returns the transcript that agent writes session's turns to, given
+// the path its hook events name: the same path, but for Gemini CLI, whose
+// SessionStart names a file of the minute a resuming process started while
+// the turns go on in the file it resumed.
+func LogOf(path, agent, session string) string {
+	if d := dialects[agent]; d != nil && d.logOf != nil && path != "" {
+		return d.logOf(path, session)
+	}
+	return path
 }

@@ -1,10 +1,13 @@
 package transcript
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -142,4 +145,31 @@ func (t *Transcript) geminiPath(child string, now time.Time) string {
 		short = short[:8]
 	}
 	return filepath.Join(filepath.Dir(t.Path), "session-"+now.UTC().Format("2006-01-02T15-04")+"-"+short+".jsonl")
+}
+
+// geminiLogOf is the log Gemini CLI writes session's turns to. A process
+// that resumes a session in a later minute names a new file after that
+// minute in its SessionStart event (and writes a header there), but
+// appends the turns to the file it resumed: the earliest one in the directory
+// whose header names the session, as Gemini's own --resume picks. A path
+// with no such sibling is returned as it is.
+func geminiLogOf(path, session string) string {
+	if len(session) < 8 {
+		return path
+	}
+	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "session-*-"+session[:8]+".jsonl"))
+	slices.Sort(matches) // the names begin with the minute they were made
+	for _, m := range matches {
+		f, err := os.Open(m)
+		if err != nil {
+			continue
+		}
+		line, _ := bufio.NewReaderSize(f, 64<<10).ReadSlice('\n')
+		f.Close()
+		var h geminiLine
+		if json.Unmarshal(line, &h) == nil && h.SessionID == session && h.Project != "" {
+			return m
+		}
+	}
+	return path
 }

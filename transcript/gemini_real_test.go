@@ -115,3 +115,30 @@ func TestRealQwenTranscript(t *testing.T) {
 func splitLines(b []byte) [][]byte {
 	return bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n"))
 }
+
+// A process that resumes a Gemini session in a later minute names a file
+// of that minute in its hooks (a header at most, or nothing yet) while the
+// turns go on in the file it resumed: LogOf finds that one, the earliest
+// whose header names the session, and leaves other agents' paths alone.
+func TestGeminiLogOfAResumedSession(t *testing.T) {
+	dir := t.TempDir()
+	b, _ := os.ReadFile(filepath.Join("testdata", "gemini-real-0.61.0.jsonl"))
+	id := "d7ca8b40-1ac6-4116-b199-08c887746379"
+	orig := filepath.Join(dir, "session-2026-12-05T16-02-d7ca8b40.jsonl")
+	os.WriteFile(orig, b, 0o600)
+	named := filepath.Join(dir, "session-2026-12-05T16-20-d7ca8b40.jsonl")
+	if got := LogOf(named, Gemini, id); got != orig {
+		t.Errorf("hook path not written yet: %s, want %s", got, orig)
+	}
+	first, _, _ := bytes.Cut(b, []byte("\n"))
+	os.WriteFile(named, append(first, '\n'), 0o600)
+	// Another session whose id shares the first eight characters.
+	other := filepath.Join(dir, "session-2026-12-05T15-00-d7ca8b40.jsonl")
+	os.WriteFile(other, []byte(`{"sessionId":"d7ca8b40-0000-4000-8000-000000000000","projectHash":"x"}`+"\n"), 0o600)
+	if got := LogOf(named, Gemini, id); got != orig {
+		t.Errorf("hook path with a header only: %s, want %s", got, orig)
+	}
+	if got := LogOf(named, Claude, id); got != named {
+		t.Errorf("a Claude path was changed to %s", got)
+	}
+}
