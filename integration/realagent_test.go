@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -199,4 +200,30 @@ func firstSentSince(t *testing.T, reqs []map[string]any, n int, conv func(map[st
 		t.Fatal("the resumed fork sent nothing")
 	}
 	return conv(reqs[n])
+}
+
+// checkCaptured checks a real agent's session as captured: the tree holds
+// each of wants, no window is left open, ckfs log matches each of res, and
+// every write was matched to a call (none outside a window, none
+// unfinished). It returns the log.
+func checkCaptured(t *testing.T, w *workspace, final string, wants, res []string) string {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(final, want) {
+			t.Fatalf("workspace at the end lacks %s:\n%s", want, final)
+		}
+	}
+	if st := w.status(); st.Daemon == nil || len(st.Daemon.OpenWindows) != 0 {
+		t.Fatalf("windows left open: %+v", st.Daemon)
+	}
+	out := w.ckfs("log")
+	for _, re := range res {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("log does not match %s:\n%s", re, out)
+		}
+	}
+	if strings.Contains(out, "outside any window") || strings.Contains(out, "unfinished") {
+		t.Errorf("a write of the agent's was not matched to its call:\n%s", out)
+	}
+	return out
 }
