@@ -1,15 +1,17 @@
 // Package agent connects coding agents to ckfs: it turns their hook events
 // into windows, marks and session events (RunHook), writes the hook
-// settings each agent reads (HookSettings, InstallHooks), and gives the
-// arguments that start an agent with ckfs's hooks for one run (Args).
+// settings each agent reads or the plugin it loads (HookSettings,
+// Install, Uninstall), and says how to start an agent with ckfs's hooks
+// for one run (Launch).
 //
 // Everything that differs between agents is one Agent value, in a file of
-// its own (claude.go, codex.go, gemini.go, qwen.go): its executable and install hint, where
-// its settings live and in what form, how its hook matchers are written,
-// how it is started with the hooks, and which transcript dialect it
-// writes (package transcript reads those). A new agent is one such file,
-// plus its dialect in transcript. Nothing outside this package and
-// transcript tests which agent it has.
+// its own (claude.go, codex.go, gemini.go, qwen.go, opencode.go): its
+// executable and install hint, where its settings live and in what form,
+// its names for the hook events, how its hook matchers are written,
+// whether its tool events carry a call id, how it is started with the
+// hooks, and which transcript dialect it writes (package transcript reads
+// those). A new agent is one such file, plus its dialect in transcript.
+// Nothing outside this package and transcript tests which agent it has.
 //
 // The package sits above workspace (it talks to the daemon through the
 // workspace's control client) and below the CLI; the small ckfs-hook
