@@ -133,7 +133,7 @@ func hasHooks(path string, hooks map[string]any) bool {
 // /run/ckfs, made so, under a name of this run's. Anyone but root gets an error that says what to do.
 func rootOnlyFile(store, name string) (string, error) {
 	if os.Geteuid() != 0 {
-		return "", fmt.Errorf("Gemini CLI takes hooks for one run only from a file that root owns: install ckfs's hooks once with ckfs hooks install gemini (they do nothing outside a ckfs mount), then run ckfs agent gemini again")
+		return "", errors.New("gemini takes hooks for one run only from a file that root owns: install ckfs's hooks once with ckfs hooks install gemini (they do nothing outside a ckfs mount), then run ckfs agent gemini again")
 	}
 	path := workspace.Layout(store).AgentSettings(name)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
