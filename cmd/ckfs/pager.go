@@ -9,7 +9,7 @@ import (
 
 // pagedCommands are the commands whose output can run long; on a terminal
 // it goes through a pager, as git does.
-var pagedCommands = []string{"log", "diff", "show", "rewind", "revert", "du", "verify"}
+var pagedCommands = []string{"log", "diff", "show", "blame", "rewind", "revert", "du", "verify"}
 
 // startPager starts the pager for the command args name, when it is one
 // of pagedCommands and neither --no-pager, --json nor the picker is asked
