@@ -227,3 +227,27 @@ func checkCaptured(t *testing.T, w *workspace, final string, wants, res []string
 	}
 	return out
 }
+
+// checkBlame checks that ckfs blame credits line n of path (text) to a
+// real agent's tool call: its window, tool ("": any), turn and prompt.
+func checkBlame(t *testing.T, w *workspace, path string, n int, text, window, tool string, turn int, prompt string) {
+	t.Helper()
+	var lines []struct {
+		N      int    `json:"line"`
+		Text   string `json:"text"`
+		Tool   string `json:"tool"`
+		Turn   int    `json:"turn"`
+		Prompt string `json:"prompt"`
+		Origin struct {
+			By, Window string
+		} `json:"origin"`
+	}
+	out := w.ckfs("blame", "--json", path)
+	if err := json.Unmarshal([]byte(out), &lines); err != nil || len(lines) < n {
+		t.Fatalf("ckfs blame --json %s: %v\n%s", path, err, out)
+	}
+	l := lines[n-1]
+	if l.Text != text || l.Origin.By != "window" || l.Origin.Window != window || (tool != "" && l.Tool != tool) || l.Turn != turn || l.Prompt != prompt {
+		t.Errorf("blame of %s line %d: %+v; want %q from window %s (%s), turn %d %q", path, n, l, text, window, tool, turn, prompt)
+	}
+}

@@ -151,6 +151,9 @@ func TestRealClaudeSession(t *testing.T) {
 	if !regexp.MustCompile(`toolu_03Denied .*unfinished`).MatchString(log) || regexp.MustCompile(`toolu_04Fail .*unfinished`).MatchString(log) {
 		t.Errorf("the rejected call is not closed as unfinished, or the failed one is:\n%s", log)
 	}
+	checkBlame(t, w, "calc.py", 1, "total = 2", "toolu_01Sed", "Bash", 1, prompts[0])
+	checkBlame(t, w, "NOTES.md", 1, "# Notes", "toolu_02Write", "Write", 2, prompts[1])
+
 	// The other combinations at mark 2: files only leaves the
 	// conversation alone, conversation only leaves the files alone, and
 	// neither (a preview) changes nothing at all.

@@ -152,6 +152,8 @@ func TestRealCodexSession(t *testing.T) {
 	if all := w.ckfs("log", "--all"); !strings.Contains(all, "window call_04Bad") {
 		t.Errorf("log --all lacks the failed patch's window:\n%s", all)
 	}
+	checkBlame(t, w, "calc.py", 1, "total = 3", "call_04Patch", "", 4, prompts[3])
+	checkBlame(t, w, "b.txt", 1, "b", "call_03B", "", 3, prompts[2])
 	// Codex reports no PostToolUse for a patch it applies itself; its
 	// result in the rollout closes the window, as finished, before the
 	// next call opens.
