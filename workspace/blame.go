@@ -87,13 +87,10 @@ func (v *View) describeLines(lines []provenance.Line) []BlameLine {
 		if when == 0 { // on disk now, not recorded yet
 			when = ^uint64(0)
 		}
-		for _, m := range marks {
-			if m.Files <= when && l.Origin.By != provenance.ByBefore {
-				b.Turn, b.Prompt = m.Mark, m.Label
-				b.Session, b.Agent = "", ""
-				if m.Conversation != nil {
-					b.Session, b.Agent = m.Conversation.Session, m.Conversation.Agent
-				}
+		if m := turnOf(marks, when); m != nil && l.Origin.By != provenance.ByBefore {
+			b.Turn, b.Prompt = m.Mark, m.Label
+			if m.Conversation != nil {
+				b.Session, b.Agent = m.Conversation.Session, m.Conversation.Agent
 			}
 		}
 		out[i] = b
@@ -120,4 +117,22 @@ func (w *Workspace) RelPath(arg string) (string, error) {
 		}
 	}
 	return "", Errorf(ErrUsage, "%s is not inside the workspace %s", arg, w.Meta.Root)
+}
+
+// turnOf is the mark (turn) checkpoint seq belongs to: the last one
+// written at or before it; nil if none was.
+func turnOf(marks []session.Mark, seq uint64) *session.Mark {
+	var out *session.Mark
+	for i := range marks {
+		if marks[i].Files <= seq {
+			out = &marks[i]
+		}
+	}
+	return out
+}
+
+// TurnOf is the mark (turn) checkpoint seq belongs to; nil if none.
+func (v *View) TurnOf(seq uint64) *session.Mark {
+	marks, _, _ := session.LoadMarks(v.Store)
+	return turnOf(marks, seq)
 }

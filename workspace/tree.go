@@ -1,0 +1,89 @@
+package workspace
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/provenance"
+)
+
+// TreeAt is the whole tree of the workspace as it was at checkpoint seq
+// (provenance.Tree's rule): the recorded paths from the store, the others
+// as they are now where the timeline can vouch for them.
+func (v *View) TreeAt(seq uint64) ([]provenance.TreeEntry, error) {
+	live, err := liveTree(v.Meta.Root)
+	if err != nil {
+		return nil, err
+	}
+	return provenance.Tree(v.Records, seq, v.timeOf(seq), live), nil
+}
+
+// timeOf is the time of the record seq names (the last one before it
+// where seq is a gap).
+func (v *View) timeOf(seq uint64) time.Time {
+	var t time.Time
+	for i := range v.Records {
+		if v.Records[i].Seq > seq {
+			break
+		}
+		t = v.Records[i].Time
+	}
+	return t
+}
+
+// liveTree lists the tree under root as it is now (lstat only, nothing
+// read), without git's own files.
+func liveTree(root string) ([]provenance.TreeEntry, error) {
+	var out []provenance.TreeEntry
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("read the workspace: %w", err)
+		}
+		if p == root {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() && rel == ".git" {
+			return filepath.SkipDir
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil // gone since the listing
+		}
+		out = append(out, provenance.TreeEntry{Path: rel, State: liveState(info)})
+		return nil
+	})
+	return out, err
+}
+
+// liveState is what lstat says of a live path, as a state without content.
+func liveState(info os.FileInfo) index.State {
+	s := index.State{Size: info.Size(), MTime: info.ModTime().UnixNano(), Mode: uint32(info.Mode().Perm())}
+	switch m := info.Mode(); {
+	case m.IsRegular():
+		s.Type = index.TypeFile
+	case m.IsDir():
+		s.Type = index.TypeDir
+	case m&os.ModeSymlink != 0:
+		s.Type = index.TypeSymlink
+	case m&os.ModeNamedPipe != 0:
+		s.Type = index.TypeFIFO
+	default:
+		s.Type = index.TypeSocket // devices and sockets: not materialised
+	}
+	if info.Mode()&os.ModeSetuid != 0 {
+		s.Mode |= 0o4000
+	}
+	if info.Mode()&os.ModeSetgid != 0 {
+		s.Mode |= 0o2000
+	}
+	if info.Mode()&os.ModeSticky != 0 {
+		s.Mode |= 0o1000
+	}
+	return s
+}
