@@ -25,6 +25,9 @@ func Status(out io.Writer, r *workspace.StatusReport) {
 		}
 	}
 	fmt.Fprintf(out, "store      %s (%d objects, %d bytes)\n", r.Store, r.Objects, r.StoreBytes)
+	for _, v := range r.Views {
+		fmt.Fprintf(out, "view       checkpoint %d at %s (read-only; ckfs view --close %s)\n", v.Checkpoint, v.Dir, v.Dir)
+	}
 	for _, rs := range r.Remotes {
 		line := fmt.Sprintf("remote     %s %s: ", rs.Name, rs.URL)
 		switch {

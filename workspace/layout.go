@@ -57,3 +57,7 @@ func (l Layout) AgentSettings(agent string) string {
 // Remotes is the store's remotes and its workspace id in them (ckfs
 // remote add).
 func (l Layout) Remotes() string { return filepath.Join(string(l), "remotes.json") }
+
+// Views holds the open read-only views of checkpoints: one <pid>.json
+// each, and the default mountpoints (at-<seq>).
+func (l Layout) Views() string { return filepath.Join(string(l), "views") }

@@ -19,6 +19,7 @@ type Materialised struct {
 	have        map[string]provenance.TreeEntry // what Dir holds, by path
 	Unavailable []provenance.TreeEntry          // the last tree's paths the timeline could not vouch for (left out)
 	Written     int                             // paths written or removed by the last Write
+	src         *TreeSource
 }
 
 // NewMaterialised writes trees into dir, which must be empty or absent.
@@ -38,6 +39,9 @@ func NewMaterialised(dir string) (*Materialised, error) {
 // keeps working), unless the tree has something at their path.
 func (m *Materialised) Write(v *View, tree []provenance.TreeEntry) error {
 	m.Written, m.Unavailable = 0, nil
+	if m.src == nil || m.src.View != v {
+		m.src = &TreeSource{View: v}
+	}
 	next := map[string]provenance.TreeEntry{}
 	for _, e := range tree {
 		if e.From == provenance.Unavailable {
@@ -73,7 +77,7 @@ func (m *Materialised) Write(v *View, tree []provenance.TreeEntry) error {
 		if h, ok := m.have[e.Path]; ok && sameEntry(h, e) {
 			continue
 		}
-		if err := m.write(v, e); err != nil {
+		if err := m.write(e); err != nil {
 			return fmt.Errorf("write %s: %w", e.Path, err)
 		}
 		m.have[e.Path] = e
@@ -94,7 +98,7 @@ func sameEntry(a, b provenance.TreeEntry) bool {
 }
 
 // write puts one entry at its path in Dir.
-func (m *Materialised) write(v *View, e provenance.TreeEntry) error {
+func (m *Materialised) write(e provenance.TreeEntry) error {
 	dst := filepath.Join(m.Dir, filepath.FromSlash(e.Path))
 	mode := os.FileMode(e.State.Mode & 0o777)
 	switch e.State.Type {
@@ -107,13 +111,7 @@ func (m *Materialised) write(v *View, e provenance.TreeEntry) error {
 	default:
 		return nil // FIFOs, sockets and devices are not made in a scratch copy
 	}
-	var data []byte
-	var err error
-	if e.From == provenance.FromStore {
-		data, err = v.Content(e.State)
-	} else {
-		data, _, err = v.DiskContent(e.Path)
-	}
+	data, err := m.src.Content(e)
 	if err != nil {
 		return err
 	}

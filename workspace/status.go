@@ -25,6 +25,8 @@ type StatusReport struct {
 	HookLast     string `json:"hook_last_problem,omitempty"`
 	// Remotes say how far each remote has the timeline (ckfs push).
 	Remotes []RemoteStatus `json:"remotes,omitempty"`
+	// Views are the open read-only views of checkpoints (ckfs view).
+	Views []ViewInfo `json:"views,omitempty"`
 }
 
 // RemoteStatus is how far a remote has the timeline.
@@ -54,6 +56,7 @@ func (w *Workspace) Status() *StatusReport {
 		r.Hint = "a ckfs mount without a daemon; run: ckfs unmount " + meta.Root
 	}
 	r.HookProblems, r.HookLast = hookProblems(store)
+	r.Views = w.Views()
 	if c, err := LoadRemotes(store); err == nil && len(c.Remotes) > 0 {
 		last, _ := index.LastSeq(Layout(store).Timeline())
 		for _, n := range c.Names() {

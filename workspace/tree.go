@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/ckfs-dev/ckfs/index"
@@ -86,4 +87,38 @@ func liveState(info os.FileInfo) index.State {
 		s.Mode |= 0o1000
 	}
 	return s
+}
+
+// TreeSource reads the content of a checkpoint's tree: a recorded path's
+// from the store (verified), a live one's from the workspace, checked
+// against the lstat the tree was built from so that a file changed since
+// is an error, never served as the past. Safe for concurrent use.
+type TreeSource struct {
+	View *View
+	mu   sync.Mutex
+}
+
+// Content returns the whole content of a file or symlink of the tree.
+func (s *TreeSource) Content(e provenance.TreeEntry) ([]byte, error) {
+	switch e.From {
+	case provenance.FromStore:
+		return s.View.Content(e.State)
+	case provenance.FromLive:
+	default:
+		return nil, fmt.Errorf("%s: the timeline cannot vouch for it: %s", e.Path, e.Reason)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	data, _, err := s.View.DiskContent(e.Path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.View.Dir.Stat(e.Path)
+	if err != nil {
+		return nil, err
+	}
+	if st.MTime != e.State.MTime || int64(len(data)) != e.State.Size && e.State.Type == index.TypeFile {
+		return nil, fmt.Errorf("%s changed since the tree was read", e.Path)
+	}
+	return data, nil
 }

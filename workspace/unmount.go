@@ -9,11 +9,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Unmount stops the daemon serving the workspace and
-// waits for it to exit, or cleans up a mount whose daemon is gone. It
+// Unmount closes the workspace's views, stops the daemon serving the
+// workspace and waits for it to exit, or cleans up a mount whose daemon is gone. It
 // returns what happened, for the user.
 func (w *Workspace) Unmount() (string, error) {
 	store, root := w.Store, w.Root()
+	if _, err := w.CloseView(""); err != nil {
+		return "", fmt.Errorf("close the workspace's views first: %w", err)
+	}
 	st, err := ReadDaemonState(store)
 	if err != nil {
 		if MountedAt(root) {
