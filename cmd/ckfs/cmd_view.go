@@ -195,4 +195,3 @@ func spawnView(store string, seq uint64, dir string) (*workspace.ViewInfo, error
 	}
 	return nil, fmt.Errorf("the view at %s is not recorded", dir)
 }
-
