@@ -30,9 +30,12 @@ type inproc struct {
 	srv         *daemon.Server
 }
 
-func mountInProc(t testing.TB) *inproc {
+func mountInProc(t testing.TB) *inproc { return mountInProcAt(t, t.TempDir()) }
+
+// mountInProcAt is mountInProc over a directory that may hold files.
+func mountInProcAt(t testing.TB, root string) *inproc {
 	testenv.RequireFUSE(t)
-	m := &inproc{root: t.TempDir(), store: t.TempDir()}
+	m := &inproc{root: root, store: t.TempDir()}
 	t.Setenv("CKFS_HOME", t.TempDir())
 	var err error
 	m.srv, err = daemon.Start(context.Background(), daemon.Options{Store: m.store, Root: m.root, Mountpoint: m.root, MaxFileSize: capture.DefaultMaxFileSize})
