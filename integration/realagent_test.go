@@ -251,3 +251,29 @@ func checkBlame(t *testing.T, w *workspace, path string, n int, text, window, to
 		t.Errorf("blame of %s line %d: %+v; want %q from window %s (%s), turn %d %q", path, n, l, text, window, tool, turn, prompt)
 	}
 }
+
+// checkView checks that the view of a mark's checkpoint holds exactly the
+// tree the workspace had then.
+func checkView(t *testing.T, w *workspace, mark int, tree string) {
+	t.Helper()
+	var entries []struct {
+		Kind       string `json:"kind"`
+		Mark       int    `json:"mark"`
+		Checkpoint uint64 `json:"checkpoint"`
+	}
+	if err := json.Unmarshal([]byte(w.ckfs("log", "--json")), &entries); err != nil {
+		t.Fatal(err)
+	}
+	seq := uint64(0)
+	for _, e := range entries {
+		if e.Kind == "mark" && e.Mark == mark {
+			seq = e.Checkpoint
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "view")
+	w.ckfs("view", fmt.Sprint(seq), dir)
+	defer w.ckfs("view", "--close", dir)
+	if got := workTree(t, dir); got != tree {
+		t.Errorf("the view of mark %d (checkpoint %d):\n%s\nwant the tree then:\n%s", mark, seq, got, tree)
+	}
+}

@@ -153,6 +153,11 @@ func TestRealClaudeSession(t *testing.T) {
 	}
 	checkBlame(t, w, "calc.py", 1, "total = 2", "toolu_01Sed", "Bash", 1, prompts[0])
 	checkBlame(t, w, "NOTES.md", 1, "# Notes", "toolu_02Write", "Write", 2, prompts[1])
+	checkView(t, w, 2, trees[2])
+	checkView(t, w, 3, trees[3])
+	if out := w.ckfs("bisect", "--test", "grep -q 'total = 1' calc.py"); !strings.Contains(out, "first bad window: toolu_01Sed  Bash") || !strings.Contains(out, prompts[0]) {
+		t.Errorf("bisect over the session did not name the call that changed calc.py:\n%s", out)
+	}
 
 	// The other combinations at mark 2: files only leaves the
 	// conversation alone, conversation only leaves the files alone, and
