@@ -25,6 +25,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ckfs-dev/ckfs/internal/nohandle"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -162,8 +163,8 @@ func (f *FS) Mount(mountpoint string, o Options) (*fuse.Server, error) {
 	}
 	raw := fs.NewNodeFS(f.root, opts)
 	if o.InPlace {
-		raw = &noOpendir{RawFileSystem: raw}
-		opts.MountOptions.ExtraCapabilities |= capNoOpendir
+		raw = &nohandle.Dirs{RawFileSystem: raw}
+		opts.MountOptions.ExtraCapabilities |= nohandle.Cap
 	}
 	if f.noOpen {
 		raw = &noOpen{RawFileSystem: raw}

@@ -3,13 +3,8 @@ package fusefs
 import (
 	"fmt"
 
-	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
 )
-
-// capNoOpendir tells the kernel that OPENDIR may be answered with ENOSYS
-// (noOpendir).
-const capNoOpendir = fuse.CAP_NO_OPENDIR_SUPPORT
 
 // servePath names the backing directory by its descriptor, which stays
 // valid (and reachable) when the directory is mounted over.

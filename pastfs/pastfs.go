@@ -5,8 +5,9 @@
 // cannot vouch for is listed but cannot be read (EIO), never guessed.
 //
 // Everything in a view is immutable, so the kernel may cache all of it:
-// entries and attributes never expire, and files are opened without a
-// request (FUSE_NO_OPEN_SUPPORT), keeping their pages across opens; a warm
+// entries and attributes never expire, files and directories are opened
+// without a request (FUSE_NO_OPEN_SUPPORT, FUSE_NO_OPENDIR_SUPPORT),
+// keeping their pages and listings, and no FLUSH is asked for; a warm
 // search of a view sends the server no request.
 package pastfs
 
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/internal/nohandle"
 	"github.com/ckfs-dev/ckfs/provenance"
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -60,7 +62,8 @@ func Mount(dir string, tree []provenance.TreeEntry, src Source, o Options) (*fus
 			MaxBackground:     64,
 		},
 	}
-	raw := &noOpen{RawFileSystem: fs.NewNodeFS(root, opts)}
+	opts.MountOptions.ExtraCapabilities |= nohandle.Cap
+	raw := &noOpen{RawFileSystem: &nohandle.Dirs{RawFileSystem: fs.NewNodeFS(root, opts)}}
 	srv, err := fuse.NewServer(raw, dir, &opts.MountOptions)
 	if err != nil {
 		return nil, fmt.Errorf("mount a view at %s: %w", dir, err)
@@ -224,5 +227,15 @@ func (r *noOpen) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut
 	if !r.offered() {
 		return r.RawFileSystem.Open(cancel, in, out)
 	}
+	return fuse.ENOSYS
+}
+
+// Flush is answered with ENOSYS: nothing in a view is written, and the
+// kernel then sends no FLUSH at a close again.
+func (r *noOpen) Flush(cancel <-chan struct{}, in *fuse.FlushIn) fuse.Status { return fuse.ENOSYS }
+
+// Lseek is answered with ENOSYS: the kernel then finds data and holes
+// itself (a view's files have none).
+func (r *noOpen) Lseek(cancel <-chan struct{}, in *fuse.LseekIn, out *fuse.LseekOut) fuse.Status {
 	return fuse.ENOSYS
 }

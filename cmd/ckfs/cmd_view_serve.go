@@ -65,7 +65,7 @@ func serveView(store string, at uint64, dir string, ready io.Writer) error {
 			info.Unavailable = append(info.Unavailable, e.Path)
 		}
 	}
-	srv, err := pastfs.Mount(dir, tree, &workspace.TreeSource{View: v}, pastfs.Options{Name: fmt.Sprintf("ckfs-view:%d", at)})
+	srv, err := pastfs.Mount(dir, tree, &workspace.TreeSource{View: v}, pastfs.Options{Name: fmt.Sprintf("ckfs-view:%d", at), Debug: os.Getenv("CKFS_VIEW_DEBUG") != ""})
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package fusefs
+package nohandle
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 )
 
-// dirCalls records what noOpendir asks of the file system under it.
+// dirCalls records what Dirs asks of the file system under it.
 type dirCalls struct {
 	fuse.RawFileSystem
 	log []string
@@ -32,7 +32,7 @@ func (d *dirCalls) ReleaseDir(in *fuse.ReleaseIn) {
 func TestNoOpendirOnlyWhereTheKernelOffersIt(t *testing.T) {
 	for _, offered := range []bool{true, false} {
 		d := &dirCalls{RawFileSystem: fuse.NewDefaultRawFileSystem()}
-		r := &noOpendir{RawFileSystem: d, offered: func() bool { return offered }}
+		r := &Dirs{RawFileSystem: d, offered: func() bool { return offered }}
 		st := r.OpenDir(nil, &fuse.OpenIn{}, &fuse.OpenOut{})
 		if offered && st != fuse.ENOSYS {
 			t.Errorf("offered: OPENDIR answered %v, want ENOSYS", st)
@@ -45,7 +45,7 @@ func TestNoOpendirOnlyWhereTheKernelOffersIt(t *testing.T) {
 
 func TestNoOpendirServesHandlelessReadsThroughItsOwn(t *testing.T) {
 	d := &dirCalls{RawFileSystem: fuse.NewDefaultRawFileSystem()}
-	r := &noOpendir{RawFileSystem: d, offered: func() bool { return true }}
+	r := &Dirs{RawFileSystem: d, offered: func() bool { return true }}
 	in := &fuse.ReadIn{}
 	if st := r.ReadDirPlus(nil, in, nil); st != fuse.OK {
 		t.Fatal(st)

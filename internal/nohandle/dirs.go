@@ -1,4 +1,8 @@
-package fusefs
+// Package nohandle serves FUSE directories without kernel handles: the
+// first OPENDIR is answered with ENOSYS (FUSE_NO_OPENDIR_SUPPORT), so the
+// kernel opens directories without a request and keeps their listings.
+// Both ckfs's passthrough and its read-only views use it.
+package nohandle
 
 import (
 	"sync"
@@ -7,7 +11,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 )
 
-// noOpendir serves a mount in place without directory handles in the
+// Dirs serves a mount in place without directory handles in the
 // kernel: it answers the first OPENDIR with ENOSYS, after which the
 // kernel (FUSE_NO_OPENDIR_SUPPORT) opens directories without a request,
 // sends no RELEASEDIR, and keeps every listing in its cache
@@ -26,28 +30,28 @@ import (
 // Directory listings are cached only where every change goes through the
 // mount or is a rewind, which invalidates what it changes; a mount
 // elsewhere keeps OPENDIR (changes behind it must show).
-type noOpendir struct {
+type Dirs struct {
 	fuse.RawFileSystem
 	// offered says whether the kernel offered FUSE_NO_OPENDIR_SUPPORT at
 	// INIT, which is over before the first OPENDIR.
 	offered func() bool
 }
 
-func (r *noOpendir) Init(s *fuse.Server) {
+func (r *Dirs) Init(s *fuse.Server) {
 	r.offered = sync.OnceValue(func() bool {
-		return s.KernelSettings().Flags64()&capNoOpendir != 0
+		return s.KernelSettings().Flags64()&Cap != 0
 	})
 	r.RawFileSystem.Init(s)
 }
 
-func (r *noOpendir) OpenDir(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
+func (r *Dirs) OpenDir(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
 	if !r.offered() {
 		return r.RawFileSystem.OpenDir(cancel, in, out)
 	}
 	return fuse.ENOSYS
 }
 
-func (r *noOpendir) ReadDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
+func (r *Dirs) ReadDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
 	if in.Fh == 0 {
 		if st := r.open(cancel, &in.InHeader, &in.Fh); !st.Ok() {
 			return st
@@ -57,7 +61,7 @@ func (r *noOpendir) ReadDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.D
 	return r.RawFileSystem.ReadDir(cancel, in, out)
 }
 
-func (r *noOpendir) ReadDirPlus(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
+func (r *Dirs) ReadDirPlus(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
 	if in.Fh == 0 {
 		if st := r.open(cancel, &in.InHeader, &in.Fh); !st.Ok() {
 			return st
@@ -67,7 +71,7 @@ func (r *noOpendir) ReadDirPlus(cancel <-chan struct{}, in *fuse.ReadIn, out *fu
 	return r.RawFileSystem.ReadDirPlus(cancel, in, out)
 }
 
-func (r *noOpendir) FsyncDir(cancel <-chan struct{}, in *fuse.FsyncIn) fuse.Status {
+func (r *Dirs) FsyncDir(cancel <-chan struct{}, in *fuse.FsyncIn) fuse.Status {
 	if in.Fh == 0 {
 		if st := r.open(cancel, &in.InHeader, &in.Fh); !st.Ok() {
 			return st
@@ -79,7 +83,7 @@ func (r *noOpendir) FsyncDir(cancel <-chan struct{}, in *fuse.FsyncIn) fuse.Stat
 
 // open sets *fh to a directory handle of the daemon's own for the node
 // h names.
-func (r *noOpendir) open(cancel <-chan struct{}, h *fuse.InHeader, fh *uint64) fuse.Status {
+func (r *Dirs) open(cancel <-chan struct{}, h *fuse.InHeader, fh *uint64) fuse.Status {
 	in := fuse.OpenIn{InHeader: *h, Flags: syscall.O_RDONLY | syscall.O_DIRECTORY}
 	var out fuse.OpenOut
 	st := r.RawFileSystem.OpenDir(cancel, &in, &out)
@@ -90,7 +94,7 @@ func (r *noOpendir) open(cancel <-chan struct{}, h *fuse.InHeader, fh *uint64) f
 }
 
 // release releases the handle open set, and clears *fh again.
-func (r *noOpendir) release(h *fuse.InHeader, fh *uint64) {
+func (r *Dirs) release(h *fuse.InHeader, fh *uint64) {
 	r.RawFileSystem.ReleaseDir(&fuse.ReleaseIn{InHeader: *h, Fh: *fh})
 	*fh = 0
 }
