@@ -65,7 +65,7 @@ var (
 // that path's history. With now, the file as it is on disk is blamed
 // after the last version (at must be the end of the timeline).
 func Blame(records []index.Record, path string, at uint64, get Content, now *Now) ([]Line, error) {
-	b := &blamer{records: records, get: get, ops: rewindOps(records), seen: map[string]bool{}}
+	b := &blamer{records: records, get: get, ops: rewindOps(records), seen: map[string]bool{}, restoredAs: map[restoreKey]int32{}}
 	vs, err := b.versions(path, at)
 	if err != nil {
 		return nil, err
@@ -76,7 +76,11 @@ func Blame(records []index.Record, path string, at uint64, get Content, now *Now
 	if now != nil {
 		vs = append(vs, version{by: ByYou, time: now.Time, path: path, data: now.Data, state: index.State{Type: index.TypeFile}, loaded: true})
 	}
-	return b.lines(vs)
+	fv, err := b.lines(vs)
+	if err != nil {
+		return nil, err
+	}
+	return b.result(fv), nil
 }
 
 // rewindOps is the set of rewind and revert operation ids: their images

@@ -3,7 +3,7 @@ package provenance
 import (
 	"strings"
 
-	"github.com/aymanbagabas/go-udiff"
+	"github.com/aymanbagabas/go-udiff/lcs"
 )
 
 // splitLines cuts text into lines, each without its line break; a last
@@ -12,69 +12,69 @@ func splitLines(text string) []string {
 	if text == "" {
 		return nil
 	}
-	lines := strings.SplitAfter(text, "\n")
-	if lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
+	n := strings.Count(text, "\n")
+	if !strings.HasSuffix(text, "\n") {
+		n++
 	}
-	for i, l := range lines {
-		lines[i] = strings.TrimSuffix(l, "\n")
+	lines := make([]string, 0, n)
+	for text != "" {
+		i := strings.IndexByte(text, '\n')
+		if i < 0 {
+			lines = append(lines, text)
+			break
+		}
+		lines = append(lines, text[:i])
+		text = text[i+1:]
 	}
 	return lines
 }
 
-// carry gives each line of to the origin of the line of from it comes
-// from, by a line diff: unchanged lines keep their origin, and a line the
-// diff shows deleted in one place and inserted in another (a moved block)
-// keeps it too. Lines the diff shows as new have a nil origin.
-func carry(from []Line, fromText, toText string) []*Origin {
-	to := splitLines(toText)
-	out := make([]*Origin, len(to))
-	// The byte offset in fromText where each of from's lines starts.
-	starts := make([]int, len(from)+1)
-	for i, off := 0, 0; i < len(from); i++ {
-		starts[i] = off
-		off += len(from[i].Text) + 1
+// carry gives each line of to (toLines) the origin of
+// the line of from it comes from, by a line diff: unchanged lines keep
+// their origin, and a line the diff shows deleted in one place and
+// inserted in another (a moved block) keeps it too. Lines the diff shows
+// as new get -1.
+func carry(from *fileVersion, toLines []string) []int32 {
+	out := make([]int32, len(toLines))
+	for i := range out {
+		out[i] = -1
 	}
-	starts[len(from)] = len(fromText)
-	lineAt := func(off int) int { // the index of the line starting at off
-		lo, hi := 0, len(from)
-		for lo < hi {
-			m := (lo + hi) / 2
-			if starts[m] < off {
-				lo = m + 1
-			} else {
-				hi = m
-			}
-		}
-		return lo
-	}
-	moved := map[string][]*Origin{} // deleted lines by text, for moved blocks
+	var moved map[string][]int32 // deleted lines by text, for moved blocks
 	var inserted []int
 	oi, ni := 0, 0
 	keep := func(upto int) {
 		for ; oi < upto && ni < len(out); oi, ni = oi+1, ni+1 {
-			o := from[oi].Origin
-			out[ni] = &o
+			out[ni] = from.origins[oi]
 		}
 	}
-	for _, e := range udiff.Lines(fromText, toText) {
-		keep(lineAt(e.Start))
-		for end := lineAt(e.End); oi < end; oi++ {
-			o := from[oi].Origin
-			moved[from[oi].Text] = append(moved[from[oi].Text], &o)
+	// Most versions change a few lines: only the part between the common
+	// head and tail is diffed.
+	head, tail := 0, 0
+	for head < len(from.lines) && head < len(toLines) && from.lines[head] == toLines[head] {
+		head++
+	}
+	for tail < len(from.lines)-head && tail < len(toLines)-head && from.lines[len(from.lines)-1-tail] == toLines[len(toLines)-1-tail] {
+		tail++
+	}
+	for _, d := range lcs.DiffLines(from.lines[head:len(from.lines)-tail], toLines[head:len(toLines)-tail]) {
+		d.Start, d.End, d.ReplEnd = d.Start+head, d.End+head, d.ReplEnd+head
+		keep(d.Start)
+		for ; oi < d.End; oi++ {
+			if movable(from.lines[oi]) {
+				if moved == nil {
+					moved = map[string][]int32{}
+				}
+				moved[from.lines[oi]] = append(moved[from.lines[oi]], from.origins[oi])
+			}
 		}
-		for range splitLines(e.New) {
+		for ; ni < d.ReplEnd; ni++ {
 			inserted = append(inserted, ni)
-			ni++
 		}
 	}
-	keep(len(from))
+	keep(len(from.lines))
 	for _, i := range inserted {
-		if i >= len(out) || !movable(to[i]) {
-			continue
-		}
-		if q := moved[to[i]]; len(q) > 0 {
-			out[i], moved[to[i]] = q[0], q[1:]
+		if q := moved[toLines[i]]; len(q) > 0 {
+			out[i], moved[toLines[i]] = q[0], q[1:]
 		}
 	}
 	return out

@@ -28,17 +28,12 @@ func (b *blamer) renamedFrom(v *version, text string) *fileVersion {
 		if err != nil || len(vs) == 0 {
 			continue
 		}
-		lines, err := b.lines(vs)
+		src, err := b.lines(vs)
 		if err != nil {
 			continue
 		}
-		texts := make([]string, len(lines))
-		for i, l := range lines {
-			texts[i] = l.Text
-		}
-		if n := common(texts, want); n > bestCommon && 2*n >= len(want) {
-			src := vs[len(vs)-1]
-			best, bestCommon = &fileVersion{lines: lines, text: string(src.data)}, n
+		if n := common(src.lines, want); n > bestCommon && 2*n >= len(want) {
+			best, bestCommon = src, n
 		}
 	}
 	return best

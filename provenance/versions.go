@@ -16,6 +16,9 @@ type blamer struct {
 	ops     map[string]bool
 	seen    map[string]bool
 	hist    *index.History
+	// origins are every origin a line was given; lines hold indexes.
+	origins    []Origin
+	restoredAs map[restoreKey]int32
 }
 
 // version is one recorded state of a path and the change that made it.
