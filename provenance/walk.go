@@ -3,6 +3,7 @@ package provenance
 import (
 	"fmt"
 	"runtime"
+	"unsafe"
 
 	"github.com/ckfs-dev/ckfs/index"
 )
@@ -54,7 +55,7 @@ func (b *blamer) lines(vs []version) (*fileVersion, error) {
 			cur, barrier = nil, true
 			continue
 		}
-		cur = b.blameVersion(v, string(data), cur, barrier, earlier, byHash)
+		cur = b.blameVersion(v, text(data), cur, barrier, earlier, byHash)
 		barrier = false
 		if v.state.Hash != "" {
 			byHash[v.state.Hash] = len(earlier)
@@ -117,6 +118,15 @@ func (p *prefetcher) done()      { <-p.window }
 
 // close stops reading ahead (the blame is over).
 func (p *prefetcher) close() { close(p.stop) }
+
+// text is data as a string without a copy: content read from the store is
+// never written to again.
+func text(data []byte) string {
+	if len(data) == 0 {
+		return ""
+	}
+	return unsafe.String(&data[0], len(data))
+}
 
 func pathOf(vs []version) string {
 	if len(vs) == 0 {
