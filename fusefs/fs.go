@@ -167,7 +167,7 @@ func (f *FS) Mount(mountpoint string, o Options) (*fuse.Server, error) {
 		opts.MountOptions.ExtraCapabilities |= nohandle.Cap
 	}
 	if f.noOpen {
-		raw = &noOpen{RawFileSystem: raw}
+		raw = &noOpen{Files: nohandle.Files{RawFileSystem: raw}}
 	}
 	srv, err := fuse.NewServer(raw, mountpoint, &opts.MountOptions)
 	if err != nil {

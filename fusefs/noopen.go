@@ -3,10 +3,10 @@ package fusefs
 import (
 	"context"
 	"os"
-	"sync"
 	"syscall"
 
 	"github.com/ckfs-dev/ckfs/internal/beneath"
+	"github.com/ckfs-dev/ckfs/internal/nohandle"
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
@@ -42,22 +42,7 @@ import (
 // A kernel that does not offer FUSE_NO_OPEN_SUPPORT gets OPEN served as
 // before, through the daemon.
 type noOpen struct {
-	fuse.RawFileSystem
-	offered func() bool
-}
-
-func (r *noOpen) Init(s *fuse.Server) {
-	r.offered = sync.OnceValue(func() bool {
-		return s.KernelSettings().Flags64()&fuse.CAP_NO_OPEN_SUPPORT != 0
-	})
-	r.RawFileSystem.Init(s)
-}
-
-func (r *noOpen) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
-	if !r.offered() {
-		return r.RawFileSystem.Open(cancel, in, out)
-	}
-	return fuse.ENOSYS
+	nohandle.Files // OPEN and handleless FLUSH answered with ENOSYS
 }
 
 // Create is answered with ENOSYS too: once files open without a request,
@@ -65,7 +50,7 @@ func (r *noOpen) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut
 // such a handle would never be released. The kernel then makes new files
 // with MKNOD and opens them without a request, as any other.
 func (r *noOpen) Create(cancel <-chan struct{}, in *fuse.CreateIn, name string, out *fuse.CreateOut) fuse.Status {
-	if !r.offered() {
+	if !r.Offered() {
 		return r.RawFileSystem.Create(cancel, in, name, out)
 	}
 	return fuse.ENOSYS
@@ -86,15 +71,6 @@ func (r *noOpen) Write(cancel <-chan struct{}, in *fuse.WriteIn, data []byte) (u
 		in.Caller.Pid = 0
 	}
 	return r.RawFileSystem.Write(cancel, in, data)
-}
-
-// Flush is answered with ENOSYS for a file without a handle, so that the
-// kernel stops sending one at every close: there is nothing to flush.
-func (r *noOpen) Flush(cancel <-chan struct{}, in *fuse.FlushIn) fuse.Status {
-	if in.Fh == 0 && r.offered() {
-		return fuse.ENOSYS
-	}
-	return r.RawFileSystem.Flush(cancel, in)
 }
 
 // pinned is a node's backing file kept open once no path may lead to it.

@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"path"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -63,7 +62,7 @@ func Mount(dir string, tree []provenance.TreeEntry, src Source, o Options) (*fus
 		},
 	}
 	opts.MountOptions.ExtraCapabilities |= nohandle.Cap
-	raw := &noOpen{RawFileSystem: &nohandle.Dirs{RawFileSystem: fs.NewNodeFS(root, opts)}}
+	raw := &readOnly{nohandle.Files{RawFileSystem: &nohandle.Dirs{RawFileSystem: fs.NewNodeFS(root, opts)}}}
 	srv, err := fuse.NewServer(raw, dir, &opts.MountOptions)
 	if err != nil {
 		return nil, fmt.Errorf("mount a view at %s: %w", dir, err)
@@ -208,34 +207,13 @@ func (n *fileNode) Read(ctx context.Context, f fs.FileHandle, dest []byte, off i
 	return fuse.ReadResultData(b[off:min(int64(len(b)), off+int64(len(dest)))]), 0
 }
 
-// noOpen answers OPEN with ENOSYS where the kernel offered
-// FUSE_NO_OPEN_SUPPORT: it then opens files without a request and keeps
-// their pages across opens.
-type noOpen struct {
-	fuse.RawFileSystem
-	offered func() bool
+// readOnly is a view's raw file system: files and directories without
+// kernel handles (nohandle), and LSEEK answered with ENOSYS (the kernel
+// then finds data and holes itself: a view's files have none).
+type readOnly struct {
+	nohandle.Files
 }
 
-func (r *noOpen) Init(s *fuse.Server) {
-	r.offered = sync.OnceValue(func() bool {
-		return s.KernelSettings().Flags64()&fuse.CAP_NO_OPEN_SUPPORT != 0
-	})
-	r.RawFileSystem.Init(s)
-}
-
-func (r *noOpen) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
-	if !r.offered() {
-		return r.RawFileSystem.Open(cancel, in, out)
-	}
-	return fuse.ENOSYS
-}
-
-// Flush is answered with ENOSYS: nothing in a view is written, and the
-// kernel then sends no FLUSH at a close again.
-func (r *noOpen) Flush(cancel <-chan struct{}, in *fuse.FlushIn) fuse.Status { return fuse.ENOSYS }
-
-// Lseek is answered with ENOSYS: the kernel then finds data and holes
-// itself (a view's files have none).
-func (r *noOpen) Lseek(cancel <-chan struct{}, in *fuse.LseekIn, out *fuse.LseekOut) fuse.Status {
+func (r *readOnly) Lseek(cancel <-chan struct{}, in *fuse.LseekIn, out *fuse.LseekOut) fuse.Status {
 	return fuse.ENOSYS
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/provenance"
 )
 
 // BisectOptions says what ckfs bisect searches.
@@ -215,17 +216,22 @@ type bisection struct {
 	m   *Materialised
 	res *BisectResult
 	of  int
+	// live is the workspace as listed at the first step: every step's
+	// tree is built from the same listing.
+	live []provenance.TreeEntry
 }
 
 // run writes the tree at checkpoint seq and runs the test in it.
 func (b *bisection) run(ctx context.Context, seq uint64, after string) (BisectStep, error) {
 	s := BisectStep{Checkpoint: seq, After: after, Step: len(b.res.Steps) + 1, Of: b.of}
 	start := time.Now()
-	tree, err := b.v.TreeAt(seq)
-	if err != nil {
-		return s, err
+	var err error
+	if b.live == nil {
+		if b.live, err = b.v.LiveTree(); err != nil {
+			return s, err
+		}
 	}
-	if err := b.m.Write(b.v, tree); err != nil {
+	if err := b.m.Write(b.v, b.v.TreeFrom(seq, b.live)); err != nil {
 		return s, err
 	}
 	s.Prepare, s.Written, s.Missing = time.Since(start), b.m.Written, len(b.m.Unavailable)

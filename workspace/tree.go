@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -16,11 +17,21 @@ import (
 // (provenance.Tree's rule): the recorded paths from the store, the others
 // as they are now where the timeline can vouch for them.
 func (v *View) TreeAt(seq uint64) ([]provenance.TreeEntry, error) {
-	live, err := liveTree(v.Meta.Root)
+	live, err := v.LiveTree()
 	if err != nil {
 		return nil, err
 	}
-	return provenance.Tree(v.Records, seq, v.timeOf(seq), live), nil
+	return v.TreeFrom(seq, live), nil
+}
+
+// LiveTree lists the workspace as it is now (lstat only), for TreeFrom:
+// a command that builds many checkpoints' trees lists it once.
+func (v *View) LiveTree() ([]provenance.TreeEntry, error) { return liveTree(v.Meta.Root) }
+
+// TreeFrom is TreeAt with the live tree listed already. A live file that
+// changed since its listing is not served: TreeSource checks.
+func (v *View) TreeFrom(seq uint64, live []provenance.TreeEntry) []provenance.TreeEntry {
+	return provenance.Tree(v.Records, seq, v.timeOf(seq), slices.Clone(live))
 }
 
 // timeOf is the time of the record seq names (the last one before it

@@ -32,6 +32,7 @@ var (
 	windows  = flag.Int("windows", 64, "windows the bisect searches")
 	testSecs = flag.Float64("test-seconds", 1, "how long the bisect's test takes")
 	runs     = flag.Int("n", 5, "runs of each timed command; the median is reported")
+	only     = flag.String("only", "blame,view,bisect", "the parts to run")
 )
 
 func main() {
@@ -42,8 +43,12 @@ func main() {
 	work, done := benchkit.TempDir("ckfs-provenance-bench-")
 	defer done()
 	fmt.Printf("ckfs provenance benchmark — %s; median of %d runs\n\n", benchkit.Machine(), *runs)
-	blame(filepath.Join(work, "blame"))
-	treeBenches(filepath.Join(work, "tree"))
+	if strings.Contains(*only, "blame") {
+		blame(filepath.Join(work, "blame"))
+	}
+	if strings.Contains(*only, "view") || strings.Contains(*only, "bisect") {
+		treeBenches(filepath.Join(work, "tree"))
+	}
 }
 
 // timed runs a command n times in dir and returns the median wall time.
@@ -115,8 +120,12 @@ func treeBenches(dir string) {
 		benchkit.Run(env, repo, *ckfsBin, "run", "--", "sh", "-c", edit)
 		benchkit.Run(env, gitRepo, "sh", "-c", edit+" && git commit -qam w"+fmt.Sprint(i))
 	}
-	view(env, repo, native)
-	bisect(env, repo, gitRepo)
+	if strings.Contains(*only, "view") {
+		view(env, repo, native)
+	}
+	if strings.Contains(*only, "bisect") {
+		bisect(env, repo, gitRepo)
+	}
 }
 
 // view opens a view of the checkpoint before the windows and greps it.
