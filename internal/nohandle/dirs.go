@@ -1,7 +1,8 @@
-// Package nohandle serves FUSE directories without kernel handles: the
-// first OPENDIR is answered with ENOSYS (FUSE_NO_OPENDIR_SUPPORT), so the
-// kernel opens directories without a request and keeps their listings.
-// Both ckfs's passthrough and its read-only views use it.
+// Package nohandle serves FUSE files and directories without kernel
+// handles: the first OPEN and OPENDIR are answered with ENOSYS
+// (FUSE_NO_OPEN_SUPPORT, FUSE_NO_OPENDIR_SUPPORT), so the kernel opens
+// them without a request and keeps their pages and listings. Both ckfs's
+// passthrough mounted in place and its read-only views use it.
 package nohandle
 
 import (
