@@ -6,7 +6,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/ckfs-dev/ckfs/index"
 	"github.com/ckfs-dev/ckfs/provenance"
@@ -70,11 +72,16 @@ func (m *Materialised) Write(v *View, tree []provenance.TreeEntry) error {
 		delete(m.have, p)
 		m.Written++
 	}
+	var files []provenance.TreeEntry
 	for _, e := range tree {
 		if e.From == provenance.Unavailable {
 			continue
 		}
 		if h, ok := m.have[e.Path]; ok && sameEntry(h, e) {
+			continue
+		}
+		if e.State.Type != index.TypeDir {
+			files = append(files, e) // after every directory, below
 			continue
 		}
 		if err := m.write(e); err != nil {
@@ -83,7 +90,35 @@ func (m *Materialised) Write(v *View, tree []provenance.TreeEntry) error {
 		m.have[e.Path] = e
 		m.Written++
 	}
-	return nil
+	return m.writeFiles(files)
+}
+
+// writers is how many files are written at a time, per processor.
+var writers = 1
+
+// writeFiles writes files (their directories exist) a few at a time:
+// reading and writing many small files waits on the disk more than on
+// the processor.
+func (m *Materialised) writeFiles(files []provenance.TreeEntry) error {
+	var wg sync.WaitGroup
+	var once sync.Once
+	var err error
+	slots := make(chan struct{}, writers*runtime.GOMAXPROCS(0))
+	for _, e := range files {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			if werr := m.write(e); werr != nil {
+				once.Do(func() { err = fmt.Errorf("write %s: %w", e.Path, werr) })
+			}
+		})
+	}
+	wg.Wait()
+	for _, e := range files {
+		m.have[e.Path] = e
+	}
+	m.Written += len(files)
+	return err
 }
 
 // sameEntry reports whether a and b put the same thing at their path.
@@ -104,7 +139,10 @@ func (m *Materialised) write(e provenance.TreeEntry) error {
 	switch e.State.Type {
 	case index.TypeDir:
 		if err := os.MkdirAll(dst, 0o755); err != nil {
-			return err
+			os.Remove(dst) // a file a test run left where the directory goes
+			if err := os.MkdirAll(dst, 0o755); err != nil {
+				return err
+			}
 		}
 		return os.Chmod(dst, mode|0o700) // the test must be able to write beneath it
 	case index.TypeFile, index.TypeSymlink:
@@ -115,15 +153,28 @@ func (m *Materialised) write(e provenance.TreeEntry) error {
 	if err != nil {
 		return err
 	}
-	os.Remove(dst)
-	if e.State.Type == index.TypeSymlink {
+	err = place(dst, data, e.State.Type == index.TypeSymlink, mode|0o600)
+	if err != nil {
+		// Something a test run left there (a directory, a file where a
+		// link goes): the tree's entry replaces it.
+		os.RemoveAll(dst)
+		err = place(dst, data, e.State.Type == index.TypeSymlink, mode|0o600)
+	}
+	return err
+}
+
+// place writes a file (or a symlink to data) at dst.
+func place(dst string, data []byte, link bool, mode os.FileMode) error {
+	if link {
 		return os.Symlink(string(data), dst)
 	}
-	f, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode|0o600)
+	f, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
 	if err != nil {
 		return err
 	}
-	_, err = io.Copy(f, bytes.NewReader(data))
+	if err = f.Chmod(mode); err == nil { // a file that was there keeps its mode through O_CREATE
+		_, err = io.Copy(f, bytes.NewReader(data))
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

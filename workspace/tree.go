@@ -119,7 +119,11 @@ func (s *TreeSource) Content(e provenance.TreeEntry) ([]byte, error) {
 		return nil, fmt.Errorf("%s: the timeline cannot vouch for it: %s", e.Path, e.Reason)
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	err := s.View.openDisk()
+	s.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
 	data, _, err := s.View.DiskContent(e.Path)
 	if err != nil {
 		return nil, err

@@ -103,12 +103,8 @@ func (v *View) Content(s index.State) ([]byte, error) {
 // directory can never make it read (and print) a file outside the
 // workspace; a FIFO or device is never opened.
 func (v *View) DiskContent(rel string) ([]byte, index.FileType, error) {
-	if v.Dir == nil {
-		fd, err := OpenRoot(v.Meta.Root)
-		if err != nil {
-			return nil, "", fmt.Errorf("open %s: %w", v.Meta.Root, err)
-		}
-		v.Dir = rewind.NewDir(fd) // closed when the command exits
+	if err := v.openDisk(); err != nil {
+		return nil, "", err
 	}
 	st, err := v.Dir.Stat(rel)
 	if err != nil {
@@ -119,6 +115,20 @@ func (v *View) DiskContent(rel string) ([]byte, index.FileType, error) {
 	}
 	b, err := v.Dir.Content(rel)
 	return b, st.Type, err
+}
+
+// openDisk opens the workspace's root for DiskContent, once (not safe for
+// concurrent use; the Dir it makes is).
+func (v *View) openDisk() error {
+	if v.Dir != nil {
+		return nil
+	}
+	fd, err := OpenRoot(v.Meta.Root)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", v.Meta.Root, err)
+	}
+	v.Dir = rewind.NewDir(fd) // closed when the command exits
+	return nil
 }
 
 // BadTimeline is the error for a timeline with a bad line: where, what,
