@@ -87,7 +87,7 @@ func TestNoReadsThroughASymlinkedDirectory(t *testing.T) {
 	if strings.Contains(out, "SECRET") {
 		t.Fatalf("the preview printed a file outside the workspace:\n%s", out)
 	}
-	out, _ = w.exitCode(nil, "diff", "w1")
+	out, _ = w.exitCode(nil, "diff", "1") // checkpoint 1 against the disk now
 	if strings.Contains(out, "SECRET") {
 		t.Fatalf("diff printed a file outside the workspace:\n%s", out)
 	}

@@ -3,9 +3,7 @@ package rewind
 import (
 	"fmt"
 	"maps"
-	"path"
 	"slices"
-	"strings"
 
 	"github.com/ckfs-dev/ckfs/cas"
 	"github.com/ckfs-dev/ckfs/index"
@@ -241,34 +239,14 @@ func conflictCheck(conflicts []Conflict, markers bool) Check {
 }
 
 // matchPaths keeps the steps and unrestorable paths that lie at or under
-// one of the patterns (path.Match globs against the path or one of its
-// parent directories).
+// one of the patterns (index.MatchPaths).
 func (p *Plan) matchPaths(patterns []string) error {
-	for _, pat := range patterns {
-		if _, err := path.Match(pat, "x"); err != nil {
-			return fmt.Errorf("bad path pattern %q: %w", pat, err)
-		}
-	}
-	keep := func(rel string) bool {
-		for _, pat := range patterns {
-			pat = strings.TrimSuffix(strings.TrimPrefix(pat, "./"), "/")
-			for q := rel; q != "."; q = parentOf(q) {
-				if ok, _ := path.Match(pat, q); ok {
-					return true
-				}
-			}
-		}
-		return false
+	keep, err := index.MatchPaths(patterns)
+	if err != nil {
+		return err
 	}
 	p.Steps = slices.DeleteFunc(p.Steps, func(s Step) bool { return !keep(s.Path) })
 	p.Conflicts = slices.DeleteFunc(p.Conflicts, func(c Conflict) bool { return !keep(c.Path) })
 	p.CannotRestore = slices.DeleteFunc(p.CannotRestore, func(u Unrestorable) bool { return !keep(u.Path) })
 	return nil
-}
-
-func parentOf(p string) string {
-	if i := strings.LastIndexByte(p, '/'); i >= 0 {
-		return p[:i]
-	}
-	return "."
 }

@@ -12,6 +12,18 @@ import (
 // Log prints a timeline's entries (workspace.View.LogEntries), newest
 // first, with a line where restorability ends.
 func Log(out io.Writer, entries []workspace.LogEntry, records []index.Record) {
+	LogStyled(out, entries, records, LogStyle{})
+}
+
+// LogStyle is how ckfs log prints: one line an entry, or each entry with
+// at most Files of its files (0: all).
+type LogStyle struct {
+	Oneline bool
+	Files   int
+}
+
+// LogStyled prints the log as style says.
+func LogStyled(out io.Writer, entries []workspace.LogEntry, records []index.Record, style LogStyle) {
 	if len(entries) == 0 {
 		fmt.Fprintln(out, "no checkpoints yet: writes inside windows (ckfs window open, ckfs run, agent hooks) appear here")
 		return
@@ -29,6 +41,10 @@ func Log(out io.Writer, entries []workspace.LogEntry, records []index.Record) {
 				w, wrec.Time.Local().Format("2006-01-02 15:04"), wrec.Reason)
 		}
 		when := e.Time.Local().Format("2006-01-02 15:04:05")
+		if style.Oneline {
+			fmt.Fprintln(out, pre+oneline(e, when))
+			continue
+		}
 		switch e.Kind {
 		case "mark":
 			fmt.Fprintf(out, "mark %d  %s  checkpoint %d", e.Mark, when, e.Checkpoint)
@@ -53,9 +69,7 @@ func Log(out io.Writer, entries []workspace.LogEntry, records []index.Record) {
 		case "continuation":
 			fmt.Fprintf(out, pre+"continuation of window %s (a process it started wrote after it returned)  %s  checkpoints %d..%d\n", e.ID, when, e.Before, e.Checkpoint)
 		}
-		for _, f := range e.Files {
-			fmt.Fprintf(out, "%s    %s %s  %s\n", pre, statusCodes[f.Status], index.Display(f.Path), fileDetail(f))
-		}
+		logFiles(out, pre, e, style.Files)
 	}
 }
 
@@ -100,4 +114,51 @@ func fileDetail(f workspace.LogFile) string {
 		detail = fmt.Sprintf("+%d -%d", f.Added, f.Removed)
 	}
 	return detail
+}
+
+// logFiles lists an entry's files, at most limit of them (0: all), with
+// how many more there are and how to see them.
+func logFiles(out io.Writer, pre string, e workspace.LogEntry, limit int) {
+	for i, f := range e.Files {
+		if limit > 0 && i == limit {
+			more := len(e.Files) - limit
+			how := "ckfs log --files 0 lists them"
+			if e.Kind == "window" {
+				how = fmt.Sprintf("ckfs diff %s --stat lists them", e.ID)
+			}
+			fmt.Fprintf(out, "%s    … and %d more %s (%s)\n", pre, more, Plural(more, "file", "files"), how)
+			return
+		}
+		fmt.Fprintf(out, "%s    %s %s  %s\n", pre, statusCodes[f.Status], index.Display(f.Path), fileDetail(f))
+	}
+}
+
+// oneline is an entry in one line: what, when, its checkpoints, how many
+// files with their added and removed lines, and its label or prompt.
+func oneline(e workspace.LogEntry, when string) string {
+	added, removed := 0, 0
+	for _, f := range e.Files {
+		added, removed = added+f.Added, removed+f.Removed
+	}
+	files := fmt.Sprintf("%d %s +%d -%d", len(e.Files), Plural(len(e.Files), "file", "files"), added, removed)
+	var line string
+	switch e.Kind {
+	case "mark":
+		return strings.TrimRight(fmt.Sprintf("mark %d  %s  checkpoint %d  %q", e.Mark, when, e.Checkpoint, Trunc(e.Label, 80)), ` ""`)
+	case "window":
+		line = fmt.Sprintf("%s  %s  %s  %d..%d  %s", e.ID, e.Tool, when, e.Before, e.Checkpoint, files)
+		if e.Open {
+			line += "  (open)"
+		}
+	case "rewind":
+		return fmt.Sprintf("rewind %s  %s  to %d  %s", e.ID, when, e.Target, files)
+	case "outside":
+		line = fmt.Sprintf("yours  %s  %d..%d  %s", when, e.Before, e.Checkpoint, files)
+	case "continuation":
+		line = fmt.Sprintf("%s (continued)  %s  %d..%d  %s", e.ID, when, e.Before, e.Checkpoint, files)
+	}
+	if e.Label != "" {
+		line += fmt.Sprintf("  %q", Trunc(e.Label, 80))
+	}
+	return line
 }

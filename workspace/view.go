@@ -77,6 +77,16 @@ func (v *View) Checkpoint(s string) (uint64, error) {
 	return 0, Errorf(ErrUsage, "no checkpoint %q: give a seq or a window id from ckfs log", s)
 }
 
+// Window returns the window with id, or nil if the timeline has none.
+func (v *View) Window(id string) *index.Window {
+	for _, w := range index.Windows(v.Records) {
+		if w.ID == id {
+			return &w
+		}
+	}
+	return nil
+}
+
 // BeforeLast returns the checkpoint before the n-th most recent window
 // that wrote something (windows of read-only tool calls do not count).
 func (v *View) BeforeLast(n int) (uint64, *index.Window, error) {

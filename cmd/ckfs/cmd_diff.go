@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 
+	"github.com/ckfs-dev/ckfs/index"
 	"github.com/ckfs-dev/ckfs/ui"
 	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/fatih/color"
@@ -13,27 +14,43 @@ import (
 
 // diffOptions are ckfs diff's: the checkpoints and the flags.
 type diffOptions struct {
-	Store string // --store, or "" to find it from the current directory
-	A, B  string // B is "" for the files on disk now
+	Store string   // --store, or "" to find it from the current directory
+	A, B  string   // B is "" for the files on disk now (or, when A is a window, its end)
+	Paths []string // only these paths (after --)
 	JSON  bool
+	Stat  bool
 }
 
 func newDiffCmd() *cobra.Command {
 	var o diffOptions
 	var rr remoteRead
 	cmd := &cobra.Command{
-		Use:   "diff A [B]",
-		Short: "Show what changed between two checkpoints, or between a checkpoint and now",
-		Long: `Print unified diffs of every recorded file that differs between checkpoint A
-and checkpoint B, or the files on disk now when B is omitted. A checkpoint is
-a seq from ckfs log, a window id (just before that window) or "now".
-Coloured on a terminal; NO_COLOR turns colour off.`,
-		Example: "  ckfs diff 14\n  ckfs diff toolu_01ABC 31\n  ckfs diff 14 --json | jq '.[].path'",
-		Args:    cobra.RangeArgs(1, 2),
+		Use:   "diff A [B] [-- PATH...]",
+		Short: "Show what a window changed, or what changed between two checkpoints or since one",
+		Long: `Print, in git's form (git apply takes it), the change of every recorded file
+that differs between checkpoint A and checkpoint B. A window id alone is
+that window's own change (from just before it to its end); a seq alone is
+checkpoint A against the files on disk now. A checkpoint is a seq from
+ckfs log, a window id (just before that window) or "now".
+
+--stat prints a line a file with its added and removed lines instead;
+paths after -- narrow it to those paths (globs as in path.Match, against
+each path and its parent directories, and their base names for a pattern
+without a slash). Coloured on a terminal; NO_COLOR
+turns colour off.`,
+		Example: "  ckfs diff toolu_01ABC            # what that call changed\n  ckfs diff toolu_01ABC --stat\n  ckfs diff 14                     # checkpoint 14 against the disk now\n  ckfs diff 14 31 -- src/api\n  ckfs diff run-1575b31f | git apply -R   # take it out by hand\n  ckfs diff 14 --json | jq '.[].path'",
+		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.A = args[0]
-			if len(args) == 2 {
-				o.B = args[1]
+			checkpoints := args
+			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
+				checkpoints, o.Paths = args[:dash], args[dash:]
+			}
+			if len(checkpoints) < 1 || len(checkpoints) > 2 {
+				return workspace.Errorf(workspace.ErrUsage, "give one or two checkpoints, then -- PATH... (ckfs diff A [B] [-- PATH...])")
+			}
+			o.A = checkpoints[0]
+			if len(checkpoints) == 2 {
+				o.B = checkpoints[1]
 			}
 			if rr.Remote != "" && o.B == "" {
 				// A remote workspace has no files on this disk.
@@ -47,6 +64,7 @@ Coloured on a terminal; NO_COLOR turns colour off.`,
 		},
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print a JSON list of {path, diff}")
+	cmd.Flags().BoolVar(&o.Stat, "stat", false, "a line a file with its added and removed lines, and the totals")
 	rr.add(cmd)
 	return cmd
 }
@@ -57,35 +75,69 @@ func runDiff(ctx context.Context, o diffOptions, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	a, err := v.Checkpoint(o.A)
+	keep, err := index.MatchPaths(o.Paths)
+	if err != nil {
+		return workspace.Errorf(workspace.ErrUsage, "%v", err)
+	}
+	a, b, toDisk, err := diffRange(v, o.A, o.B)
 	if err != nil {
 		return err
-	}
-	b, lb := uint64(0), "now"
-	if o.B != "" {
-		if b, err = v.Checkpoint(o.B); err != nil {
-			return err
-		}
-		lb = o.B
 	}
 	type pathDiff struct {
 		Path string `json:"path"`
 		Diff string `json:"diff"`
 	}
 	diffs := []pathDiff{}
+	var stat []workspace.FileDiff
 	color.NoColor = color.NoColor || o.JSON
-	err = v.Diffs(a, b, o.B == "", func(d workspace.FileDiff) error {
-		if !o.JSON {
-			ui.FileDiff(stdout, d, o.A, lb)
-			return nil
+	err = v.Diffs(a, b, toDisk, func(d workspace.FileDiff) error {
+		switch {
+		case !keep(d.Path) || (toDisk && sameOnDisk(d)):
+		case o.Stat:
+			stat = append(stat, d)
+		case o.JSON:
+			var buf bytes.Buffer
+			ui.GitDiff(&buf, d)
+			diffs = append(diffs, pathDiff{d.Path, buf.String()})
+		default:
+			ui.GitDiff(stdout, d)
 		}
-		var buf bytes.Buffer
-		ui.FileDiff(&buf, d, o.A, lb)
-		diffs = append(diffs, pathDiff{d.Path, buf.String()})
 		return nil
 	})
-	if err != nil || !o.JSON {
+	switch {
+	case err != nil:
 		return err
+	case o.Stat:
+		ui.DiffStat(stdout, stat)
+	case o.JSON:
+		return ui.JSON(stdout, diffs)
 	}
-	return ui.JSON(stdout, diffs)
+	return nil
+}
+
+// diffRange resolves ckfs diff's checkpoints: A and B; a window alone, its
+// own change; a seq alone, against the disk now.
+func diffRange(v *workspace.View, sa, sb string) (a, b uint64, toDisk bool, err error) {
+	if sb == "" {
+		if w := v.Window(sa); w != nil {
+			if w.Close == nil { // still open: what it changed so far
+				return w.Open.Seq, 0, true, nil
+			}
+			return w.Open.Seq, w.Close.Seq, false, nil
+		}
+	}
+	if a, err = v.Checkpoint(sa); err != nil {
+		return 0, 0, false, err
+	}
+	if sb == "" {
+		return a, 0, true, nil
+	}
+	b, err = v.Checkpoint(sb)
+	return a, b, false, err
+}
+
+// sameOnDisk reports whether a path compared with the disk is unchanged
+// (Diffs lists every recorded path then).
+func sameOnDisk(d workspace.FileDiff) bool {
+	return d.Unknown == "" && d.From.Type == d.To.Type && bytes.Equal(d.FromData, d.ToData) && (d.From.Type != index.TypeFile || d.From.Mode&0o111 == d.To.Mode&0o111)
 }

@@ -60,7 +60,9 @@ captured first, so ckfs rewind --undo can bring it back.
 
 Paths after -- restrict the file side to those paths and everything under
 them (globs as in path.Match, matched against each path and its parent
-directories, relative to the workspace root): the other files stay as
+directories, relative to the workspace root; a pattern without a slash
+also matches their base names, so '*.md' is every Markdown file): the
+other files stay as
 they are, with the same checks. To take one tool call's changes out while
 keeping what came after it, see ckfs revert.`,
 		Example: `  ckfs rewind --to 14                 # preview
