@@ -77,6 +77,37 @@ func (v *View) Checkpoint(s string) (uint64, error) {
 	return 0, Errorf(ErrUsage, "no checkpoint %q: give a seq or a window id from ckfs log", s)
 }
 
+// SplitWindow returns the window that checkpoint t cuts in two: one with
+// changes recorded at or before t and more after it (or still open), so
+// that the state at t holds only part of what it did; nil if none does.
+func (v *View) SplitWindow(t uint64) *index.Window {
+	before, after := map[string]bool{}, map[string]bool{}
+	for i := range v.Records {
+		if r := &v.Records[i]; r.IsImage() && r.Window != "" {
+			if r.Seq <= t {
+				before[r.Window] = true
+			} else {
+				after[r.Window] = true
+			}
+		}
+	}
+	for _, w := range index.Windows(v.Records) {
+		if before[w.ID] && w.Open.Seq < t && (after[w.ID] || w.Close == nil) {
+			return &w
+		}
+	}
+	return nil
+}
+
+// afterWindow names the checkpoint just after a closed window, for a
+// message.
+func afterWindow(w *index.Window) string {
+	if w.Close == nil {
+		return ""
+	}
+	return fmt.Sprintf(" or just after it (--to %d)", w.Close.Seq)
+}
+
 // Window returns the window with id, or nil if the timeline has none.
 func (v *View) Window(id string) *index.Window {
 	for _, w := range index.Windows(v.Records) {
@@ -161,7 +192,18 @@ func (v *View) RewindTarget(to string, last int, undo, guard bool) (target uint6
 		if target, err = v.Checkpoint(to); err != nil {
 			return 0, "", err
 		}
-		return target, fmt.Sprintf("checkpoint %d", target), nil
+		what = fmt.Sprintf("checkpoint %d", target)
+		if _, numeric := strconv.ParseUint(to, 10, 64); numeric != nil {
+			return target, what, nil
+		}
+		if w := v.SplitWindow(target); w != nil {
+			inside := fmt.Sprintf("checkpoint %d is inside window %s (%s): a rewind there keeps part of that call's changes and takes back the rest", target, w.ID, w.Tool)
+			if guard {
+				return 0, "", Errorf(ErrRefused, "%s; nothing was changed. Rewind to just before it (--to %s)%s, or rerun with --force to rewind to %d anyway", inside, w.ID, afterWindow(w), target)
+			}
+			what += " (" + inside + ")"
+		}
+		return target, what, nil
 	case last > 0:
 		t, w, err := v.BeforeLast(last)
 		if err != nil {
