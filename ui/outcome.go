@@ -74,7 +74,7 @@ func printOutcome(out io.Writer, t OutcomeText, o *rewind.Outcome, diff bool, li
 	case o.Report.Refused() && o.Report.Forceable():
 		printWaysOut(out, o)
 	case o.Report.Refused():
-		fmt.Fprintln(out, "refused: nothing was changed. Fix what the failed checks above name, then run it again (these checks cannot be overridden).")
+		fmt.Fprintf(out, "refused by %s: nothing was changed. Fix what those checks above name, then run it again (they cannot be overridden).\n", failedChecks(o.Report))
 	default:
 		more := ""
 		if !diff && len(o.Plan.Steps) > 0 {
@@ -196,7 +196,7 @@ func printWaysOut(out io.Writer, o *rewind.Outcome) {
 			}
 		}
 	}
-	fmt.Fprintln(out, "refused: nothing was changed. Ways out:")
+	fmt.Fprintf(out, "refused by %s: nothing was changed. Ways out:\n", failedChecks(o.Report))
 	since := o.WindowsSince
 	switch {
 	case len(since) > 0 && len(since) <= 5:
@@ -224,4 +224,16 @@ func shellQuote(p string) string {
 		return p
 	}
 	return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
+}
+
+// failedChecks names the checks that refused, for the last line of a
+// refused preview: the FAIL lines above it may have scrolled away.
+func failedChecks(r *rewind.Report) string {
+	var names []string
+	for _, c := range r.Checks {
+		if !c.OK {
+			names = append(names, fmt.Sprintf("%q (%d %s)", c.Name, len(c.Paths), Plural(len(c.Paths), "path", "paths")))
+		}
+	}
+	return strings.Join(names, ", ")
 }
