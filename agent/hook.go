@@ -32,7 +32,7 @@ func RunHook(name string, stdin io.Reader, stderr io.Writer, now time.Time) {
 	// directory of all stores.
 	logw := io.Writer(io.Discard)
 	if base, err := workspace.Base(); err == nil && os.MkdirAll(base, 0o700) == nil {
-		if f, err := os.OpenFile(filepath.Join(base, "hook.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600); err == nil {
+		if f, err := openHookLog(filepath.Join(base, "hook.log")); err == nil {
 			defer f.Close()
 			logw = f
 		}
@@ -60,12 +60,13 @@ func RunHook(name string, stdin io.Reader, stderr io.Writer, now time.Time) {
 	in.Event = a.canonicalEvent(in.Event)
 	ws, err := workspace.Locate(os.Getenv("CKFS_STORE"), in.Cwd)
 	if err != nil {
-		// Not a ckfs workspace: the agent runs without undo, silently.
-		fmt.Fprintf(logw, "%s ckfs hook %s: %v\n", now.UTC().Format(time.RFC3339), in.Event, err)
+		// Not a ckfs workspace (hooks installed for every repository, this
+		// one never mounted): the agent runs without undo, silently, and
+		// nothing is logged, or every tool call would add a line.
 		return
 	}
 	store := ws.Store
-	f, err := os.OpenFile(ws.Layout().HookLog(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	f, err := openHookLog(ws.Layout().HookLog())
 	if err == nil {
 		defer f.Close()
 		logw = f
@@ -91,6 +92,20 @@ func RunHook(name string, stdin io.Reader, stderr io.Writer, now time.Time) {
 	case <-time.After(HookDeadline):
 		log.Warn("hook", "err", fmt.Sprintf("gave up after %s; the event was not recorded", HookDeadline))
 	}
+}
+
+// maxHookLog is the size past which hook.log is moved to hook.log.1 (the
+// one before is dropped), so a hook that fails on every call never fills
+// the disk.
+const maxHookLog = 1 << 20
+
+// openHookLog opens a hook.log for appending, moving it aside first when
+// it has grown past maxHookLog.
+func openHookLog(path string) (*os.File, error) {
+	if st, err := os.Stat(path); err == nil && st.Size() > maxHookLog {
+		os.Rename(path, path+".1")
+	}
+	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 }
 
 // HookDeadline is the longest a hook makes its agent wait.

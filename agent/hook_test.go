@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,19 +35,50 @@ func FuzzHookInput(f *testing.F) {
 }
 
 // A hook never fails and never prints, on stdout or on stderr (which the
-// agent may show), whatever it is given: the problem goes to hook.log.
+// agent may show), whatever it is given: the problem goes to hook.log. A
+// hook in a repository that is no ckfs workspace (hooks installed for
+// every repository) is no problem: it logs nothing.
 func TestHookFailsOpen(t *testing.T) {
-	for _, in := range []string{"", "not json", `{"hook_event_name":"PreToolUse","cwd":"/nonexistent/ckfs/repo","tool_use_id":"t"}`, `{"hook_event_name":"PreToolUse","cwd":"/","tool_use_id":""}`} {
+	for _, c := range []struct {
+		in     string
+		logged bool
+	}{
+		{"", true},
+		{"not json", true},
+		{`{"hook_event_name":"PreToolUse","cwd":"/nonexistent/ckfs/repo","tool_use_id":"t"}`, false},
+		{`{"hook_event_name":"PreToolUse","cwd":"/","tool_use_id":"t"}`, false},
+		{`{"hook_event_name":"PreToolUse","cwd":"/","tool_use_id":""}`, true}, // bad input: logged
+	} {
 		var stderr bytes.Buffer
 		home := t.TempDir()
 		t.Setenv("CKFS_HOME", home)
-		RunHook("claude", strings.NewReader(in), &stderr, time.Now())
+		RunHook("claude", strings.NewReader(c.in), &stderr, time.Now())
 		if stderr.Len() != 0 {
-			t.Errorf("input %q: the hook printed %q", in, stderr.String())
+			t.Errorf("input %q: the hook printed %q", c.in, stderr.String())
 		}
-		if b, err := os.ReadFile(filepath.Join(home, "hook.log")); err != nil || len(b) == 0 {
-			t.Errorf("input %q: the problem was not logged: %v", in, err)
+		b, _ := os.ReadFile(filepath.Join(home, "hook.log"))
+		if logged := len(b) > 0; logged != c.logged {
+			t.Errorf("input %q: logged %q, want logged: %v", c.in, b, c.logged)
 		}
+	}
+}
+
+// hook.log never grows past its limit: a hook failing on every call moves
+// the full log aside and starts a new one.
+func TestHookLogIsBounded(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("CKFS_HOME", home)
+	log := filepath.Join(home, "hook.log")
+	if err := os.WriteFile(log, bytes.Repeat([]byte("x"), maxHookLog+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	RunHook("claude", strings.NewReader("not json"), io.Discard, time.Now())
+	st, err := os.Stat(log)
+	if err != nil || st.Size() > 1000 {
+		t.Fatalf("hook.log after it outgrew its limit: %v, %v", st, err)
+	}
+	if st, err := os.Stat(log + ".1"); err != nil || st.Size() != maxHookLog+1 {
+		t.Errorf("the full log was not kept as hook.log.1: %v, %v", st, err)
 	}
 }
 
