@@ -17,6 +17,9 @@ type Conflict struct {
 	Reason string `json:"reason"`
 	Hunks  []Hunk `json:"hunks,omitempty"`  // for a text merge
 	Marked bool   `json:"marked,omitempty"` // written with conflict markers
+	// Skipped: left as it is (SkipConflicts), with every window's change
+	// to it.
+	Skipped bool `json:"skipped,omitempty"`
 }
 
 // revertPlan plans taking the changes of the windows ids out of the
@@ -220,33 +223,49 @@ func plural(n int, one, many string) string {
 
 // conflictCheck is the check a revert with conflicts fails (unless they
 // were written with markers, which it then lists as a warning).
-func conflictCheck(conflicts []Conflict, markers bool) Check {
+func conflictCheck(conflicts []Conflict, markers, skip bool) Check {
 	var paths []string
 	for _, c := range conflicts {
 		paths = append(paths, fmt.Sprintf("%s (window %s: %s)", index.Display(c.Path), c.Window, c.Reason))
 	}
-	ok := len(conflicts) == 0 || (markers && !slices.ContainsFunc(conflicts, func(c Conflict) bool { return !c.Marked }))
+	ok := len(conflicts) == 0 || skip || (markers && !slices.ContainsFunc(conflicts, func(c Conflict) bool { return !c.Marked }))
 	detail := "every change of the windows comes out cleanly"
 	switch {
+	case len(conflicts) > 0 && skip:
+		detail = "these are left as they are, with the windows' changes in them (--conflict=skip): revert them by hand if you want them back"
 	case len(conflicts) > 0 && ok:
 		detail = "conflicting places are written with markers (<<<<<<< now … >>>>>>> before): edit them, then check with ckfs diff"
 	case len(conflicts) > 0 && markers:
 		detail = "these cannot be marked (not text, or deleted or created and changed since): revert them by hand, or leave out their windows"
 	case len(conflicts) > 0:
-		detail = "these changed since where the windows changed them: rerun with --conflict=markers to write both sides into text files, leave them out (-- PATH...), or resolve them by hand"
+		detail = "these changed since where the windows changed them: rerun with --conflict=markers to write both sides into text files, --conflict=skip to revert everything else, leave them out (--exclude PATH), or resolve them by hand"
 	}
 	return Check{Name: "conflicts", OK: ok, Warn: len(conflicts) > 0, Paths: paths, Detail: detail}
 }
 
 // matchPaths keeps the steps and unrestorable paths that lie at or under
-// one of the patterns (index.MatchPaths).
-func (p *Plan) matchPaths(patterns []string) error {
-	keep, err := index.MatchPaths(patterns)
+// one of the patterns (index.MatchPaths), or, with exclude, those that do
+// not.
+func (p *Plan) matchPaths(patterns []string, exclude bool) error {
+	match, err := index.MatchPaths(patterns)
 	if err != nil {
 		return err
 	}
-	p.Steps = slices.DeleteFunc(p.Steps, func(s Step) bool { return !keep(s.Path) })
-	p.Conflicts = slices.DeleteFunc(p.Conflicts, func(c Conflict) bool { return !keep(c.Path) })
-	p.CannotRestore = slices.DeleteFunc(p.CannotRestore, func(u Unrestorable) bool { return !keep(u.Path) })
+	drop := func(path string) bool { return match(path) == exclude }
+	p.Steps = slices.DeleteFunc(p.Steps, func(s Step) bool { return drop(s.Path) })
+	p.Conflicts = slices.DeleteFunc(p.Conflicts, func(c Conflict) bool { return drop(c.Path) })
+	p.CannotRestore = slices.DeleteFunc(p.CannotRestore, func(u Unrestorable) bool { return drop(u.Path) })
 	return nil
+}
+
+// skipConflicts leaves every path with a conflict as it is: its steps
+// (another window's clean change to it) are dropped too, so a path is
+// either reverted for every window or not touched.
+func (p *Plan) skipConflicts() {
+	conflicted := map[string]bool{}
+	for i := range p.Conflicts {
+		p.Conflicts[i].Skipped, p.Conflicts[i].Marked = true, false
+		conflicted[p.Conflicts[i].Path] = true
+	}
+	p.Steps = slices.DeleteFunc(p.Steps, func(s Step) bool { return conflicted[s.Path] })
 }

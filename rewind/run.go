@@ -25,6 +25,11 @@ type Request struct {
 	// writes conflicting places with conflict markers instead of refusing.
 	Revert  []string `json:"revert,omitempty"`
 	Markers bool     `json:"markers,omitempty"`
+	// SkipConflicts leaves every path with a conflict as it is (none of
+	// the windows' changes to it are taken out) and reverts the rest.
+	SkipConflicts bool `json:"skip_conflicts,omitempty"`
+	// Exclude leaves out paths at or under these globs.
+	Exclude []string `json:"exclude,omitempty"`
 	// Describe is how many steps of a preview, in plan order, carry what
 	// they do to a file's lines (Step.Change): 0 none, -1 all. A command
 	// asks for the steps it prints; reading and diffing the rest would
@@ -71,17 +76,26 @@ func Run(env Env, req Request) (*Outcome, error) {
 		return nil, err
 	}
 	if len(req.Paths) > 0 {
-		if err := plan.matchPaths(req.Paths); err != nil {
+		if err := plan.matchPaths(req.Paths, false); err != nil {
 			return nil, err
 		}
 		plan.Label = strings.TrimSpace(plan.Label + " paths " + strings.Join(req.Paths, " "))
+	}
+	if len(req.Exclude) > 0 {
+		if err := plan.matchPaths(req.Exclude, true); err != nil {
+			return nil, err
+		}
+		plan.Label = strings.TrimSpace(plan.Label + " except " + strings.Join(req.Exclude, " "))
+	}
+	if req.SkipConflicts {
+		plan.skipConflicts()
 	}
 	in := env.Check
 	in.Force, in.Merge = req.Force, len(req.Revert) > 0
 	report := CheckPlan(env.Records, plan, in)
 	report.Checks = append(report.Checks, blockedDirs(plan, env.Applier.Dir), ownerCheck(plan), linkCheck(plan, env.Applier.Dir))
 	if in.Merge {
-		report.Checks = append(report.Checks, conflictCheck(plan.Conflicts, req.Markers), guessCheck(env.Records, req.Revert, plan, req.Force))
+		report.Checks = append(report.Checks, conflictCheck(plan.Conflicts, req.Markers, req.SkipConflicts), guessCheck(env.Records, req.Revert, plan, req.Force))
 	}
 	objs := objectCheck(env.Applier.Store, plan.Steps)
 	report.Checks = append(report.Checks, objs)

@@ -89,8 +89,11 @@ func printOutcome(out io.Writer, t OutcomeText, o *rewind.Outcome, diff bool, li
 func printConflicts(out io.Writer, cs []rewind.Conflict, all bool) {
 	for _, c := range cs {
 		state := "conflict"
-		if c.Marked {
+		switch {
+		case c.Marked:
 			state = "marked"
+		case c.Skipped:
+			state = "left"
 		}
 		fmt.Fprintf(out, "  %-9s %s  (window %s) %s\n", state, index.Display(c.Path), c.Window, c.Reason)
 		for i, h := range c.Hunks {

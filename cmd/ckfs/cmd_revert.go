@@ -18,7 +18,8 @@ type revertOptions struct {
 	Store    string // --store, or "" to find it from the current directory
 	Windows  []string
 	Paths    []string
-	Conflict string // refuse or markers
+	Exclude  []string
+	Conflict string // refuse, markers or skip
 	Force    bool
 	DryRun   bool
 	JSON     bool
@@ -49,7 +50,9 @@ same checks (a change ckfs never recorded is never overwritten without
 		Example: `  ckfs revert toolu_01ABC              # take that tool call's changes out
   ckfs revert --dry-run toolu_01ABC    # what it would do, and the conflicts
   ckfs revert toolu_01A toolu_01B -- src/   # two windows, only under src/
-  ckfs revert --conflict=markers call_07   # write conflicts into the files`,
+  ckfs revert --conflict=markers call_07   # write conflicts into the files
+  ckfs revert --conflict=skip call_07      # revert what comes out cleanly, list the rest
+  ckfs revert --exclude go.sum --exclude 'vendor' call_07`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			n := len(args)
 			if d := cmd.ArgsLenAtDash(); d >= 0 {
@@ -72,7 +75,8 @@ same checks (a change ckfs never recorded is never overwritten without
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.Conflict, "conflict", "refuse", "what a conflict does: refuse (nothing is changed) or markers (write both sides into the file)")
+	f.StringVar(&o.Conflict, "conflict", "refuse", "what a conflict does: refuse (nothing is changed), markers (write both sides into the file) or skip (leave that file as it is, revert the rest)")
+	f.StringArrayVar(&o.Exclude, "exclude", nil, "leave out paths at or under this glob (repeatable)")
 	f.BoolVar(&o.Force, "force", false, "overwrite changes ckfs never recorded (they are captured first)")
 	f.BoolVar(&o.DryRun, "dry-run", false, "show what the revert would do; change nothing")
 	f.BoolVar(&o.JSON, "json", false, "print the plan, conflicts and checks as JSON")
@@ -83,14 +87,14 @@ same checks (a change ckfs never recorded is never overwritten without
 
 // runRevert takes the chosen windows' changes out (or previews it).
 func runRevert(ctx context.Context, o revertOptions, out io.Writer) error {
-	if o.Conflict != "refuse" && o.Conflict != "markers" {
-		return workspace.Errorf(workspace.ErrUsage, "--conflict=%s: use refuse or markers", o.Conflict)
+	if o.Conflict != "refuse" && o.Conflict != "markers" && o.Conflict != "skip" {
+		return workspace.Errorf(workspace.ErrUsage, "--conflict=%s: use refuse, markers or skip", o.Conflict)
 	}
 	ws, err := workspace.Locate(o.Store, ".")
 	if err != nil {
 		return err
 	}
-	req := rewind.Request{Revert: o.Windows, Paths: o.Paths, Markers: o.Conflict == "markers", Force: o.Force, Apply: !o.DryRun, Diff: o.Diff, Describe: described(o.JSON, o.Limit)}
+	req := rewind.Request{Revert: o.Windows, Paths: o.Paths, Markers: o.Conflict == "markers", SkipConflicts: o.Conflict == "skip", Exclude: o.Exclude, Force: o.Force, Apply: !o.DryRun, Diff: o.Diff, Describe: described(o.JSON, o.Limit)}
 	outcome, _, err := ws.Rewind(req, nil)
 	ui.Outcome(out, outcome, ui.OutcomeText{Verb: "revert", Done: "reverted", What: "window " + strings.Join(o.Windows, ", "), Apply: "Run it without --dry-run to revert"},
 		o.Paths, o.JSON, o.Diff, o.Limit)
