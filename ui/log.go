@@ -63,7 +63,7 @@ func LogStyled(out io.Writer, entries []workspace.LogEntry, records []index.Reco
 			}
 			fmt.Fprintln(out)
 		case "rewind":
-			fmt.Fprintf(out, pre+"rewind %s  to checkpoint %d  %s  (checkpoint %d is just before it)\n", e.ID, e.Target, when, e.Before)
+			fmt.Fprintf(out, pre+"rewind %s  %s  %s  (checkpoint %d is just before it)\n", e.ID, rewindLabel(e), when, e.Before)
 		case "outside":
 			fmt.Fprintf(out, pre+"outside any window (your own edits)  %s  checkpoints %d..%d\n", when, e.Before, e.Checkpoint)
 		case "continuation":
@@ -151,7 +151,7 @@ func oneline(e workspace.LogEntry, when string) string {
 			line += "  (open)"
 		}
 	case "rewind":
-		return fmt.Sprintf("rewind %s  %s  to %d  %s", e.ID, when, e.Target, files)
+		return fmt.Sprintf("rewind %s  %s  %s  %s", e.ID, when, rewindLabel(e), files)
 	case "outside":
 		line = fmt.Sprintf("yours  %s  %d..%d  %s", when, e.Before, e.Checkpoint, files)
 	case "continuation":
@@ -161,4 +161,13 @@ func oneline(e workspace.LogEntry, when string) string {
 		line += fmt.Sprintf("  %q", Trunc(e.Label, 80))
 	}
 	return line
+}
+
+// rewindLabel is what a rewind entry was ("revert of …", "undo of …",
+// "rewind to checkpoint N").
+func rewindLabel(e workspace.LogEntry) string {
+	if e.Label != "" {
+		return e.Label
+	}
+	return fmt.Sprintf("rewind to checkpoint %d", e.Target)
 }

@@ -33,7 +33,7 @@ func TestLog(t *testing.T) {
 		"      M a.go  +2 -1\n", "      ! big.bin  not stored: over the size limit\n",
 		"outside any window (your own edits)", "    A img.png  binary\n",
 		"--- checkpoints before 3 are no longer restorable: ckfs gc removed their content on ",
-		"rewind op1  to checkpoint 1", "    D old.go  content collected\n",
+		"rewind op1  rewind to checkpoint 1", "    D old.go  content collected\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("log lacks %q:\n%s", want, got)

@@ -2,8 +2,10 @@ package workspace
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/ckfs-dev/ckfs/cas"
@@ -158,6 +160,7 @@ func (v *View) betweenEntries(h index.History, wins []index.Window) []LogEntry {
 		cur.Checkpoint = r.Seq
 		curPaths[r.Path] = true
 	}
+	rewinds := map[uint64]string{} // a rewind record's seq: its op (what an undo goes back to)
 	for i := range v.Records {
 		r := &v.Records[i]
 		switch {
@@ -167,7 +170,8 @@ func (v *View) betweenEntries(h index.History, wins []index.Window) []LogEntry {
 			group(r, "continuation", r.Window)
 		case r.Kind == index.KindRewind:
 			flush()
-			e := LogEntry{Kind: "rewind", ID: r.Op, Time: r.Time, Before: r.Seq, Checkpoint: r.Seq, Target: *r.Target}
+			e := LogEntry{Kind: "rewind", ID: r.Op, Time: r.Time, Before: r.Seq, Checkpoint: r.Seq, Target: *r.Target, Label: v.rewindWhat(r, rewinds)}
+			rewinds[r.Seq] = r.Op
 			// Its after images follow it, with its op id as window.
 			ps := map[string]bool{}
 			for j := i + 1; j < len(v.Records) && v.Records[j].Window == r.Op; j++ {
@@ -182,6 +186,39 @@ func (v *View) betweenEntries(h index.History, wins []index.Window) []LogEntry {
 	}
 	flush()
 	return out
+}
+
+// rewindWhat says what a rewind record was: a revert of windows (with
+// their tools), the undo of an earlier rewind (its target is that
+// rewind's checkpoint), or a rewind to a checkpoint; a path restriction
+// follows.
+func (v *View) rewindWhat(r *index.Record, earlier map[uint64]string) string {
+	label := r.Label
+	var what string
+	switch {
+	case strings.HasPrefix(label, "revert "):
+		ids := strings.Fields(strings.TrimPrefix(label, "revert "))
+		n := 0
+		for n < len(ids) && ids[n] != "paths" && ids[n] != "except" {
+			n++
+		}
+		var named []string
+		for _, id := range ids[:n] {
+			if w := v.Window(id); w != nil && w.Tool != "" {
+				id += " (" + w.Tool + ")"
+			}
+			named = append(named, id)
+		}
+		what, label = "revert of "+strings.Join(named, ", "), strings.Join(ids[n:], " ")
+	case earlier[*r.Target] != "":
+		what = "undo of " + earlier[*r.Target]
+	default:
+		what = fmt.Sprintf("rewind to checkpoint %d", *r.Target)
+	}
+	if label != "" {
+		what += " (" + label + ")"
+	}
+	return what
 }
 
 // withMarks numbers each entry with the mark of its turn, and adds the
