@@ -180,7 +180,11 @@ func handleHook(store string, a *Agent, in *HookInput, now time.Time) error {
 	case "PostToolUse", "PostToolUseFailure":
 		var werr error
 		if mounted {
-			_, werr = workspace.DaemonOf(store).CloseWindow(in.ToolUseID, "")
+			reason := ""
+			if in.Event == "PostToolUseFailure" {
+				reason = index.ReasonFailed
+			}
+			_, werr = workspace.DaemonOf(store).CloseWindow(in.ToolUseID, reason)
 		}
 		if in.SessionID != "" {
 			if err := session.Append(store, in.SessionID, now, &session.Event{Kind: session.KindToolResult, Call: in.ToolUseID, Failed: in.Event == "PostToolUseFailure"}); err != nil {

@@ -57,6 +57,11 @@ const (
 	ByGuess   = "guess"
 )
 
+// ReasonFailed is the reason of a close record for a call that finished
+// and failed: the agent reported it failed (Claude Code's
+// PostToolUseFailure), or the command ckfs run ran exited non-zero.
+const ReasonFailed = "failed"
+
 // Interrupted reports whether the record closes a window its daemon never
 // closed (it died); the window's post-images were taken at the next start.
 func (r *Record) Interrupted() bool {
@@ -157,7 +162,7 @@ type Record struct {
 
 	Tool   string `json:"tool,omitempty"`   // open: the tool that runs in the window
 	Label  string `json:"label,omitempty"`  // open: free text
-	Reason string `json:"reason,omitempty"` // skip: why the content was not stored; watermark: the policy; close: "interrupted"
+	Reason string `json:"reason,omitempty"` // skip: why the content was not stored; watermark: the policy; close: "interrupted", "unfinished" or "failed"
 	Image  Image  `json:"image,omitempty"`  // outside: before or after
 	// Found is set on an outside post-image that a check found on disk
 	// rather than saw through the mount: FoundMount or FoundChange.
@@ -217,8 +222,8 @@ func (r *Record) validate(validPath func(string) error) error {
 		if r.Path != "" || r.State != nil {
 			return fmt.Errorf("%s record must not carry a path", r.Kind)
 		}
-		if r.Reason != "" && (r.Kind != KindClose || (r.Reason != ReasonInterrupted && r.Reason != ReasonUnfinished)) {
-			return fmt.Errorf("%s record with reason %q (only a close may have one: %q or %q)", r.Kind, r.Reason, ReasonInterrupted, ReasonUnfinished)
+		if r.Reason != "" && (r.Kind != KindClose || (r.Reason != ReasonInterrupted && r.Reason != ReasonUnfinished && r.Reason != ReasonFailed)) {
+			return fmt.Errorf("%s record with reason %q (only a close may have one: %q, %q or %q)", r.Kind, r.Reason, ReasonInterrupted, ReasonUnfinished, ReasonFailed)
 		}
 	case KindRewind:
 		if r.Op == "" || r.Target == nil {

@@ -148,6 +148,9 @@ func TestRealClaudeSession(t *testing.T) {
 			t.Errorf("log lacks %q:\n%s", want, log)
 		}
 	}
+	if !regexp.MustCompile(`toolu_04Fail .*\(failed\)`).MatchString(log) {
+		t.Errorf("the failed call is not marked failed:\n%s", log)
+	}
 	if !regexp.MustCompile(`toolu_03Denied .*unfinished`).MatchString(log) || regexp.MustCompile(`toolu_04Fail .*unfinished`).MatchString(log) {
 		t.Errorf("the rejected call is not closed as unfinished, or the failed one is:\n%s", log)
 	}

@@ -91,6 +91,9 @@ func windowState(e workspace.LogEntry) string {
 	if e.Unfinished {
 		state += " (unfinished: the agent never reported this call done; closed at the end of its turn)"
 	}
+	if e.Failed {
+		state += " (failed)"
+	}
 	return state
 }
 
@@ -149,6 +152,9 @@ func oneline(e workspace.LogEntry, when string) string {
 		line = fmt.Sprintf("%s  %s  %s  %d..%d  %s", e.ID, e.Tool, when, e.Before, e.Checkpoint, files)
 		if e.Open {
 			line += "  (open)"
+		}
+		if e.Failed {
+			line += "  (failed)"
 		}
 	case "rewind":
 		return fmt.Sprintf("rewind %s  %s  %s  %s", e.ID, when, rewindLabel(e), files)

@@ -27,6 +27,7 @@ type LogEntry struct {
 	Open        bool      `json:"open,omitempty"`        // a window still open
 	Interrupted bool      `json:"interrupted,omitempty"` // its daemon died; closed at the next mount
 	Unfinished  bool      `json:"unfinished,omitempty"`  // the agent never reported the call finished
+	Failed      bool      `json:"failed,omitempty"`      // the call failed (the agent said so, or its command exited non-zero)
 	Wrote       bool      `json:"wrote,omitempty"`       // a window: something was written in it
 	// Alongside lists the windows open at the same time as this one
 	// (parallel tool calls). Writes made then are matched to their call by
@@ -112,6 +113,7 @@ func (v *View) windowEntries(h index.History, wins []index.Window) []LogEntry {
 			e.Checkpoint = w.Close.Seq
 			e.Interrupted = w.Close.Interrupted()
 			e.Unfinished = w.Close.Reason == index.ReasonUnfinished
+			e.Failed = w.Close.Reason == index.ReasonFailed
 		}
 		e.Wrote = len(w.Paths) > 0 || len(w.Skipped) > 0
 		e.Alongside, e.Guessed = together[wi], len(guessed[w.ID])

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/ckfs-dev/ckfs/capture"
+	"github.com/ckfs-dev/ckfs/index"
 	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
@@ -79,7 +80,11 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 	// returns; any other writer is the user's.
 	c.Env = append(os.Environ(), capture.WindowEnv+"="+id)
 	runErr := c.Run()
-	if _, err := ws.Daemon().CloseWindow(id, ""); err != nil {
+	reason := ""
+	if runErr != nil {
+		reason = index.ReasonFailed
+	}
+	if _, err := ws.Daemon().CloseWindow(id, reason); err != nil {
 		return fmt.Errorf("the command ran, but closing its window failed: %w", err)
 	}
 	var ee *exec.ExitError
