@@ -180,11 +180,7 @@ func handleHook(store string, a *Agent, in *HookInput, now time.Time) error {
 	case "PostToolUse", "PostToolUseFailure":
 		var werr error
 		if mounted {
-			reason := ""
-			if in.Event == "PostToolUseFailure" {
-				reason = index.ReasonFailed
-			}
-			_, werr = workspace.DaemonOf(store).CloseWindow(in.ToolUseID, reason)
+			_, werr = workspace.DaemonOf(store).CloseWindow(in.ToolUseID, closeReason(in.Event))
 		}
 		if in.SessionID != "" {
 			if err := session.Append(store, in.SessionID, now, &session.Event{Kind: session.KindToolResult, Call: in.ToolUseID, Failed: in.Event == "PostToolUseFailure"}); err != nil {
@@ -355,4 +351,13 @@ func sameJSON(a, b json.RawMessage) bool {
 		return len(a) == 0 && len(b) == 0
 	}
 	return reflect.DeepEqual(x, y)
+}
+
+// closeReason is the close record's reason for a Post event: failed for
+// a call the agent reports failed.
+func closeReason(event string) string {
+	if event == "PostToolUseFailure" {
+		return index.ReasonFailed
+	}
+	return ""
 }
