@@ -25,11 +25,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ckfs-dev/ckfs/internal/nohandle"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/ckfs-dev/ckfs/internal/nohandle"
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 )

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/ckfs-dev/ckfs/index"
@@ -73,29 +74,15 @@ func liveTree(root string) ([]provenance.TreeEntry, error) {
 	return out, err
 }
 
-// liveState is what lstat says of a live path, as a state without content.
+// liveState is what lstat says of a live path, as a state without
+// content.
 func liveState(info os.FileInfo) index.State {
-	s := index.State{Size: info.Size(), MTime: info.ModTime().UnixNano(), Mode: uint32(info.Mode().Perm())}
-	switch m := info.Mode(); {
-	case m.IsRegular():
-		s.Type = index.TypeFile
-	case m.IsDir():
-		s.Type = index.TypeDir
-	case m&os.ModeSymlink != 0:
-		s.Type = index.TypeSymlink
-	case m&os.ModeNamedPipe != 0:
-		s.Type = index.TypeFIFO
-	default:
-		s.Type = index.TypeSocket // devices and sockets: not materialised
-	}
-	if info.Mode()&os.ModeSetuid != 0 {
-		s.Mode |= 0o4000
-	}
-	if info.Mode()&os.ModeSetgid != 0 {
-		s.Mode |= 0o2000
-	}
-	if info.Mode()&os.ModeSticky != 0 {
-		s.Mode |= 0o1000
+	s := index.State{Size: info.Size(), MTime: info.ModTime().UnixNano(), Type: index.TypeSocket}
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		s.Mode = uint32(st.Mode) & 0o7777
+		if t, ok := index.TypeOfMode(uint32(st.Mode)); ok {
+			s.Type = t // devices and sockets are listed; neither bisect nor a view makes them
+		}
 	}
 	return s
 }
@@ -124,7 +111,7 @@ func (s *TreeSource) Content(e provenance.TreeEntry) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, _, err := s.View.DiskContent(e.Path)
+	data, err := s.View.Dir.Content(e.Path)
 	if err != nil {
 		return nil, err
 	}
