@@ -1,6 +1,8 @@
 package provenance
 
 import (
+	"cmp"
+	"slices"
 	"time"
 
 	"fmt"
@@ -71,10 +73,8 @@ func (b *blamer) versions(path string, at uint64) ([]version, error) {
 	if e.Found {
 		v.by = ByYou
 	}
-	for i := range b.records {
-		if b.records[i].Seq == e.Seq {
-			v.time = b.records[i].Time
-		}
+	if i, ok := slices.BinarySearchFunc(b.records, e.Seq, func(r index.Record, seq uint64) int { return cmp.Compare(r.Seq, seq) }); ok {
+		v.time = b.records[i].Time
 	}
 	if len(out) == 0 || !sameVersion(out[len(out)-1], v) {
 		out = append(out, v)

@@ -163,6 +163,10 @@ func (v *View) betweenEntries(h index.History, wins []index.Window) []LogEntry {
 		curPaths[r.Path] = true
 	}
 	rewinds := map[uint64]string{} // a rewind record's seq: its op (what an undo goes back to)
+	tools := map[string]string{}   // a window's tool, for a revert's label
+	for _, w := range wins {
+		tools[w.ID] = w.Tool
+	}
 	for i := range v.Records {
 		r := &v.Records[i]
 		switch {
@@ -172,7 +176,7 @@ func (v *View) betweenEntries(h index.History, wins []index.Window) []LogEntry {
 			group(r, "continuation", r.Window)
 		case r.Kind == index.KindRewind:
 			flush()
-			e := LogEntry{Kind: "rewind", ID: r.Op, Time: r.Time, Before: r.Seq, Checkpoint: r.Seq, Target: *r.Target, Label: v.rewindWhat(r, rewinds)}
+			e := LogEntry{Kind: "rewind", ID: r.Op, Time: r.Time, Before: r.Seq, Checkpoint: r.Seq, Target: *r.Target, Label: rewindWhat(r, rewinds, tools)}
 			rewinds[r.Seq] = r.Op
 			// Its after images follow it, with its op id as window.
 			ps := map[string]bool{}
@@ -194,7 +198,7 @@ func (v *View) betweenEntries(h index.History, wins []index.Window) []LogEntry {
 // their tools), the undo of an earlier rewind (its target is that
 // rewind's checkpoint), or a rewind to a checkpoint; a path restriction
 // follows.
-func (v *View) rewindWhat(r *index.Record, earlier map[uint64]string) string {
+func rewindWhat(r *index.Record, earlier map[uint64]string, tools map[string]string) string {
 	label := r.Label
 	var what string
 	switch {
@@ -206,8 +210,8 @@ func (v *View) rewindWhat(r *index.Record, earlier map[uint64]string) string {
 		}
 		var named []string
 		for _, id := range ids[:n] {
-			if w := v.Window(id); w != nil && w.Tool != "" {
-				id += " (" + w.Tool + ")"
+			if tool := tools[id]; tool != "" {
+				id += " (" + tool + ")"
 			}
 			named = append(named, id)
 		}
