@@ -22,12 +22,8 @@ func newDaemonCmd() *cobra.Command {
 				return err
 			}
 			o.OwnProcess = true
-			var ready io.Writer = io.Discard
-			if readyFd > 0 {
-				f := os.NewFile(uintptr(readyFd), "ready")
-				defer f.Close()
-				ready = f
-			}
+			ready, done := readyWriter(readyFd)
+			defer done()
 			// Never hold a reference into the mounted view.
 			if err := os.Chdir("/"); err != nil {
 				return err
@@ -38,4 +34,15 @@ func newDaemonCmd() *cobra.Command {
 	cmd.Flags().IntVar(&readyFd, "ready-fd", 0, "file descriptor to report readiness on")
 	cmd.Flags().StringVar(&options, "options", "", "the daemon's options, as ckfs mount writes them")
 	return cmd
+}
+
+// readyWriter is where a process started in the background (a daemon, a
+// view) reports that it serves: the descriptor its starter passed, or
+// nowhere. done closes it.
+func readyWriter(fd int) (io.Writer, func()) {
+	if fd <= 0 {
+		return io.Discard, func() {}
+	}
+	f := os.NewFile(uintptr(fd), "ready")
+	return f, func() { f.Close() }
 }

@@ -24,12 +24,8 @@ func newViewServeCmd() *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var ready io.Writer = io.Discard
-			if readyFd > 0 {
-				f := os.NewFile(uintptr(readyFd), "ready")
-				defer f.Close()
-				ready = f
-			}
+			ready, done := readyWriter(readyFd)
+			defer done()
 			err := serveView(store, at, dir, ready)
 			if err != nil {
 				fmt.Fprintf(ready, "error %v\n", err)
