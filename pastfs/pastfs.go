@@ -97,11 +97,11 @@ func (v *view) build(ctx context.Context, root *dirNode, tree []provenance.TreeE
 		case index.TypeDir:
 			node, mode = &dirNode{attr: attrOf(e)}, syscall.S_IFDIR
 		case index.TypeSymlink:
-			node, mode = &linkNode{entry: e, view: v}, syscall.S_IFLNK
+			node, mode = &linkNode{entryNode{entry: e, view: v}}, syscall.S_IFLNK
 		case index.TypeFile:
-			node, mode = &fileNode{entry: e, view: v}, syscall.S_IFREG
+			node, mode = &fileNode{entryNode{entry: e, view: v}}, syscall.S_IFREG
 		case index.TypeFIFO:
-			node, mode = &dirNode{attr: attrOf(e)}, syscall.S_IFIFO
+			node, mode = &entryNode{entry: e, view: v}, syscall.S_IFIFO
 		default:
 			continue // sockets and devices are not part of a view
 		}
@@ -151,17 +151,23 @@ func (n *dirNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOu
 	return 0
 }
 
-type linkNode struct {
+// entryNode is a node of the tree other than a directory: its attributes
+// are its entry's (a symlink's mode shows as 0777, as stat shows one).
+type entryNode struct {
 	fs.Inode
 	entry provenance.TreeEntry
 	view  *view
 }
 
-func (n *linkNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+func (n *entryNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	out.Attr = attrOf(n.entry)
-	out.Mode = 0o777
+	if n.entry.State.Type == index.TypeSymlink {
+		out.Mode = 0o777
+	}
 	return 0
 }
+
+type linkNode struct{ entryNode }
 
 func (n *linkNode) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
 	if n.entry.From == provenance.Unavailable {
@@ -174,16 +180,7 @@ func (n *linkNode) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
 	return b, 0
 }
 
-type fileNode struct {
-	fs.Inode
-	entry provenance.TreeEntry
-	view  *view
-}
-
-func (n *fileNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	out.Attr = attrOf(n.entry)
-	return 0
-}
+type fileNode struct{ entryNode }
 
 // Open is reached only where the kernel does not open without a request.
 func (n *fileNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
