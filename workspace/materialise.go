@@ -1,9 +1,7 @@
 package workspace
 
 import (
-	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -173,7 +171,7 @@ func place(dst string, data []byte, link bool, mode os.FileMode) error {
 		return err
 	}
 	if err = f.Chmod(mode); err == nil { // a file that was there keeps its mode through O_CREATE
-		_, err = io.Copy(f, bytes.NewReader(data))
+		_, err = f.Write(data)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
