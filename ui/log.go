@@ -147,7 +147,11 @@ func oneline(e workspace.LogEntry, when string) string {
 	var line string
 	switch e.Kind {
 	case "mark":
-		return strings.TrimRight(fmt.Sprintf("mark %d  %s  checkpoint %d  %q", e.Mark, when, e.Checkpoint, Trunc(e.Label, 80)), ` ""`)
+		line = fmt.Sprintf("mark %d  %s  checkpoint %d", e.Mark, when, e.Checkpoint)
+		if e.Label != "" {
+			line += fmt.Sprintf("  %q", Trunc(e.Label, 80))
+		}
+		return line
 	case "window":
 		line = fmt.Sprintf("%s  %s  %s  %d..%d  %s", e.ID, e.Tool, when, e.Before, e.Checkpoint, files)
 		if e.Open {

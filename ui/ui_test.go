@@ -72,3 +72,22 @@ func TestFileDiff(t *testing.T) {
 		}
 	}
 }
+
+// --oneline: an entry a line, a mark with its prompt (none without one), a
+// failed window marked.
+func TestLogOneline(t *testing.T) {
+	at := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
+	entries := []workspace.LogEntry{
+		{Kind: "mark", Mark: 2, Checkpoint: 8, Label: "fix the build", Time: at, Restorable: true},
+		{Kind: "mark", Mark: 1, Checkpoint: 1, Time: at, Restorable: true},
+		{Kind: "window", ID: "w1", Tool: "Bash", Before: 5, Checkpoint: 7, Time: at, Restorable: true, Failed: true, Label: "make",
+			Files: []workspace.LogFile{{Path: "a.go", Status: "modified", Added: 2, Removed: 1}}},
+	}
+	var b bytes.Buffer
+	LogStyled(&b, entries, nil, LogStyle{Oneline: true})
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if len(lines) != 3 || !strings.HasSuffix(lines[0], `checkpoint 8  "fix the build"`) || !strings.HasSuffix(lines[1], "checkpoint 1") ||
+		!strings.HasSuffix(lines[2], `5..7  1 file +2 -1  (failed)  "make"`) {
+		t.Errorf("oneline log:\n%s", b.String())
+	}
+}
