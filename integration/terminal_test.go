@@ -87,6 +87,32 @@ func TestRewindPickerInATerminal(t *testing.T) {
 	}
 	tm.keys("Down", "Enter")
 	tm.waitFor("Revert only this call, keeping everything after it")
+	// A preview is shown in the pager (it stays open though it fits),
+	// and q returns to the same menu.
+	tm.keys("Down", "Down", "Enter")
+	s = tm.waitFor("q returns to the menu")
+	if !strings.Contains(s, "preview only") || strings.Contains(s, "EXIT=") {
+		t.Fatalf("the preview is not paged:\n%s", s)
+	}
+	tm.keys("q")
+	s = tm.waitFor("Revert only this call, keeping everything after it")
+	if !strings.Contains(s, "ckfs rewind: call w1") {
+		t.Fatalf("q did not return to w1's menu:\n%s", s)
+	}
+	// A rewind the checks refuse (the user's own edit would go) shows
+	// why, then the menu again; nothing is changed.
+	w.sh(`printf 'ONE\n2\nTHREE\nmine\n' > a.txt`)
+	tm.keys("Up", "Up", "Enter")
+	s = tm.waitFor("refused: ")
+	if !strings.Contains(s, "your own edits") {
+		t.Fatalf("the refusal does not say why:\n%s", s)
+	}
+	tm.keys("q")
+	tm.waitFor("Revert only this call, keeping everything after it")
+	if got := w.read("a.txt"); got != "ONE\n2\nTHREE\nmine\n" {
+		t.Fatalf("a refused rewind changed a.txt: %q", got)
+	}
+	w.sh(`printf 'ONE\n2\nTHREE\n' > a.txt`)
 	tm.keys("Down", "Enter")
 	s = tm.waitFor("EXIT=")
 	if !strings.Contains(s, "reverted window w1") || !strings.Contains(s, "EXIT=0") {
