@@ -15,6 +15,7 @@ type Config struct {
 	Capture      Capture
 	Retention    Retention
 	Conversation Conversation
+	Remote       Remote
 	// Sources maps a dotted key ("retention.keep") to where its value came
 	// from: "default", or "FILE:LINE".
 	Sources map[string]string
@@ -51,11 +52,20 @@ type Conversation struct {
 	Summarizer string
 }
 
+// Remote is the [remote] table: the remote every new workspace gets at
+// its first mount (none when URL is "").
+type Remote struct {
+	Name     string
+	URL      string
+	Endpoint string
+}
+
 // Defaults are the values used where no file sets one.
 func Defaults() *Config {
 	c := &Config{
 		Capture:   Capture{Enabled: true, MaxFileSize: 16 << 20, IO: IOCached},
 		Retention: Retention{Keep: 100, AutoGC: true},
+		Remote:    Remote{Name: "origin"},
 		Sources:   map[string]string{},
 	}
 	for _, k := range Keys {
@@ -69,6 +79,7 @@ var Keys = []string{
 	"capture.enabled", "capture.exclude", "capture.max_file_size", "capture.io",
 	"retention.keep", "retention.max_age", "retention.max_size", "retention.auto_gc",
 	"conversation.summarizer",
+	"remote.name", "remote.url", "remote.endpoint",
 }
 
 // Path returns the configuration file ckfs reads: $CKFS_CONFIG, else
@@ -132,6 +143,12 @@ func (c *Config) Value(key string) string {
 		return fmt.Sprint(c.Retention.AutoGC)
 	case "conversation.summarizer":
 		return fmt.Sprintf("%q", c.Conversation.Summarizer)
+	case "remote.name":
+		return fmt.Sprintf("%q", c.Remote.Name)
+	case "remote.url":
+		return fmt.Sprintf("%q", c.Remote.URL)
+	case "remote.endpoint":
+		return fmt.Sprintf("%q", c.Remote.Endpoint)
 	}
 	return ""
 }

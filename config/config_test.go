@@ -60,6 +60,27 @@ func TestParseEffective(t *testing.T) {
 	}
 }
 
+func TestParseRemote(t *testing.T) {
+	in := "[remote]\nurl = \"s3://agents/ckfs\"\nendpoint = \"http://127.0.0.1:8333\"\n[repo.\"/src/big\".remote]\nname = \"team\"\n"
+	c, err := Parse("cfg.toml", []byte(in), "/src/small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Remote{Name: "origin", URL: "s3://agents/ckfs", Endpoint: "http://127.0.0.1:8333"}); c.Remote != want {
+		t.Errorf("remote = %+v, want %+v", c.Remote, want)
+	}
+	if c.Sources["remote.url"] != "cfg.toml:2" || c.Sources["remote.name"] != "default" {
+		t.Errorf("sources = %v", c.Sources)
+	}
+	big, err := Parse("cfg.toml", []byte(in), "/src/big")
+	if err != nil || big.Remote.Name != "team" || big.Remote.URL != "s3://agents/ckfs" {
+		t.Errorf("repo override of remote.name: %+v, %v", big.Remote, err)
+	}
+	if d := Defaults(); d.Remote.URL != "" {
+		t.Errorf("a remote by default: %+v", d.Remote)
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	for _, tc := range []struct{ name, in, want string }{
 		{"unknown key", "[retention]\nkeep = 3\nkepp = 4\n", `cfg.toml:3: unknown key "retention.kepp"`},
@@ -72,6 +93,8 @@ func TestParseErrors(t *testing.T) {
 		{"wrong type", "[retention]\nkeep = \"many\"\n", `cfg.toml`},
 		{"syntax", "[retention\nkeep = 1\n", `cfg.toml:2: expected`},
 		{"bad glob", "[capture]\nexclude = [\"[\"]\n", `cfg.toml:2: capture.exclude: bad glob`},
+		{"remote url", "[remote]\nurl = \"https://b\"\n", `cfg.toml:2: remote.url: "https://b": want s3://BUCKET`},
+		{"remote name", "[remote]\nname = \"a b\"\n", `cfg.toml:2: remote.name: "a b": use letters`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse("cfg.toml", []byte(tc.in), "/r")

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+	"github.com/ckfs-dev/ckfs/internal/safename"
 )
 
 // file is the shape of the configuration file. Values whose form is ours
@@ -17,6 +18,7 @@ type file struct {
 	Capture      *captureT          `toml:"capture"`
 	Retention    *retentionT        `toml:"retention"`
 	Conversation *conversationT     `toml:"conversation"`
+	Remote       *remoteT           `toml:"remote"`
 	Repo         map[string]section `toml:"repo"`
 }
 
@@ -24,6 +26,7 @@ type section struct {
 	Capture      *captureT      `toml:"capture"`
 	Retention    *retentionT    `toml:"retention"`
 	Conversation *conversationT `toml:"conversation"`
+	Remote       *remoteT       `toml:"remote"`
 }
 
 type captureT struct {
@@ -42,6 +45,12 @@ type retentionT struct {
 
 type conversationT struct {
 	Summarizer *string `toml:"summarizer"`
+}
+
+type remoteT struct {
+	Name     *string `toml:"name"`
+	URL      *string `toml:"url"`
+	Endpoint *string `toml:"endpoint"`
 }
 
 // Parse reads the configuration in data (from the file named path) and
@@ -67,11 +76,13 @@ func Parse(path string, data []byte, root string) (*Config, error) {
 	c := Defaults()
 	a := applier{c: c, path: path, data: data}
 	a.section(nil, f.Capture, f.Retention, f.Conversation)
+	a.remote(nil, f.Remote)
 	for p, s := range f.Repo {
 		if !sameDir(p, root) {
 			continue
 		}
 		a.section(toml.Key{"repo", p}, s.Capture, s.Retention, s.Conversation)
+		a.remote(toml.Key{"repo", p}, s.Remote)
 	}
 	if a.err != nil {
 		return nil, a.err
@@ -179,6 +190,35 @@ func (a *applier) section(prefix toml.Key, c *captureT, r *retentionT, v *conver
 	}
 	if v != nil && v.Summarizer != nil {
 		a.set(prefix, "conversation", "summarizer", func() error { a.c.Conversation.Summarizer = *v.Summarizer; return nil })
+	}
+}
+
+// remote applies a [remote] table. The URL's form is checked here; that
+// a bucket answers there is checked when a workspace gets it.
+func (a *applier) remote(prefix toml.Key, r *remoteT) {
+	if r == nil {
+		return
+	}
+	if r.Name != nil {
+		a.set(prefix, "remote", "name", func() error {
+			if !safename.Valid(*r.Name, 64) {
+				return fmt.Errorf("%q: use letters, digits, '.', '_' and '-'", *r.Name)
+			}
+			a.c.Remote.Name = *r.Name
+			return nil
+		})
+	}
+	if r.URL != nil {
+		a.set(prefix, "remote", "url", func() error {
+			if *r.URL != "" && !strings.HasPrefix(*r.URL, "s3://") {
+				return fmt.Errorf("%q: want s3://BUCKET or s3://BUCKET/PREFIX", *r.URL)
+			}
+			a.c.Remote.URL = *r.URL
+			return nil
+		})
+	}
+	if r.Endpoint != nil {
+		a.set(prefix, "remote", "endpoint", func() error { a.c.Remote.Endpoint = *r.Endpoint; return nil })
 	}
 }
 

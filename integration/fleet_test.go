@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -171,6 +172,10 @@ func TestFleetRestoresEveryCheckpointAfterTheSandboxesAreGone(t *testing.T) {
 	t.Logf("%d checkpoints of %d workspaces restored byte for byte", restores, n)
 	// The log, a file at a checkpoint and a diff, read from the bucket.
 	a := agents[3]
+	// With several workspaces in the bucket, one must be named.
+	if out, err := run("log", "--remote", url); err == nil || !strings.Contains(out, fmt.Sprintf("holds %d workspaces: name one with --workspace ID", n)) || !strings.Contains(out, a.id) {
+		t.Fatalf("log --remote of a bucket of %d workspaces without --workspace: %v\n%s", n, err, out)
+	}
 	out, err = run("log", "--remote", url, "--workspace", a.id, "--json")
 	if err != nil || !strings.Contains(out, `"call_3_2"`) || !strings.Contains(out, "docs/README.md") {
 		t.Fatalf("log --remote: %v\n%s", err, out)
@@ -325,12 +330,39 @@ func TestBackgroundPushAndARemoteDown(t *testing.T) {
 		}
 	}
 
+	// A remote in the configuration file: a new workspace gets it at its
+	// first mount and pushes there, and reading it back needs no
+	// --workspace (the bucket's prefix holds that one workspace).
+	cw := newWorkspace(t, fleetRepo)
+	cw.extraEnv = creds
+	os.WriteFile(cw.config, []byte("[remote]\nurl = \"s3://bgpush/configured\"\nendpoint = \""+endpoint+"\"\n"), 0o644)
+	out = cw.ckfs("mount", cw.root)
+	if !strings.Contains(out, "remote origin: s3://bgpush/configured (set at "+cw.config+":2)") {
+		t.Fatalf("mount of a new workspace with a configured remote:\n%s", out)
+	}
+	cw.store, cw.pid = cw.status().Store, cw.status().Daemon.PID
+	t.Cleanup(cw.unmount)
+	cw.window("cfg_1", `echo configured >> docs/README.md`)
+	if out := cw.ckfs("unmount", cw.root); strings.Contains(out, "warning") {
+		t.Fatalf("unmount after the daemon's last push warns:\n%s", out)
+	}
+	c := exec.Command(ckfsBin, "log", "--remote", "s3://bgpush/configured", "--endpoint", endpoint, "--oneline")
+	c.Env = append(os.Environ(), creds...)
+	if out, err := c.CombinedOutput(); err != nil || !strings.Contains(string(out), "cfg_1") {
+		t.Fatalf("log --remote without --workspace: %v\n%s", err, out)
+	}
+
 	// A remote that is down: windows go on, status names the failure,
 	// and a collection keeps what the remote lacks.
 	down := newWorkspace(t, fleetRepo)
 	down.extraEnv = creds
 	down.mount()
-	down.ckfs("remote", "add", "gone", "s3://bgpush/ws", "--endpoint", "http://127.0.0.1:1")
+	// remote add asks the bucket first: an endpoint nothing serves is
+	// refused, and added with --no-check.
+	if out, err := down.ckfsErr("remote", "add", "gone", "s3://bgpush/ws", "--endpoint", "http://127.0.0.1:1"); err == nil || !strings.Contains(out, "is the server running") || !strings.Contains(out, "nothing was added") {
+		t.Fatalf("remote add of an endpoint nothing serves: %v\n%s", err, out)
+	}
+	down.ckfs("remote", "add", "gone", "s3://bgpush/ws", "--endpoint", "http://127.0.0.1:1", "--no-check")
 	for i := range 4 {
 		down.window(fmt.Sprintf("d%d", i), fmt.Sprintf(`echo %d >> docs/README.md`, i))
 	}
@@ -348,6 +380,11 @@ func TestBackgroundPushAndARemoteDown(t *testing.T) {
 	if got := readFileTree(t, down.root)["docs/README.md"]; got != before["docs/README.md"] {
 		t.Fatalf("rewind to the first window after gc: README is %q", got)
 	}
+	// An unmount says what the remote still lacks.
+	if out := down.ckfs("unmount", down.root); !regexp.MustCompile(`warning: remote gone lacks \d+ records`).MatchString(out) {
+		t.Fatalf("unmount with records the remote lacks:\n%s", out)
+	}
+	down.mount()
 	// Without the remote, collection is the local policy's again.
 	down.ckfs("remote", "remove", "gone")
 	if out := down.ckfs("gc", "--keep-last", "1"); strings.Contains(out, "held back") {
@@ -375,7 +412,7 @@ func TestBackgroundPushAndARemoteDown(t *testing.T) {
 	want := readFileTree(t, k.root)
 	id = strings.TrimSpace(strings.TrimPrefix(strings.Split(k.ckfs("remote", "list"), "\n")[0], "workspace id:"))
 	dir := filepath.Join(t.TempDir(), "out")
-	c := exec.Command(ckfsBin, "restore", "--remote", "s3://bgpush/killed", "--endpoint", endpoint, "--workspace", id, dir)
+	c = exec.Command(ckfsBin, "restore", "--remote", "s3://bgpush/killed", "--endpoint", endpoint, "--workspace", id, dir)
 	c.Env = append(os.Environ(), creds...)
 	if out, err := c.CombinedOutput(); err != nil {
 		t.Fatalf("restore after a killed push: %v\n%s", err, out)

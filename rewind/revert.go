@@ -7,6 +7,7 @@ import (
 
 	"github.com/ckfs-dev/ckfs/cas"
 	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/internal/english"
 )
 
 // Conflict is a path a revert cannot take a window's change out of
@@ -162,7 +163,7 @@ func (rv *reverter) takeOut(w, path string, before, after index.State) error {
 		return nil
 	}
 	if len(hunks) > 0 {
-		rv.conflicts = append(rv.conflicts, Conflict{Path: path, Window: w, Reason: fmt.Sprintf("%d %s changed both by the window and since", len(hunks), plural(len(hunks), "place", "places")), Hunks: hunks, Marked: rv.markers})
+		rv.conflicts = append(rv.conflicts, Conflict{Path: path, Window: w, Reason: fmt.Sprintf("%d %s changed both by the window and since", len(hunks), english.Noun(len(hunks), "place", "places")), Hunks: hunks, Marked: rv.markers})
 		if !rv.markers {
 			return nil
 		}
@@ -212,13 +213,6 @@ func mergeFile(path string, cur, before, after index.State, have []byte, disk *D
 	}
 	merged, hunks := revertMerge(now, b, w, markers, label)
 	return merged, hunks, nil
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // conflictCheck is the check a revert with conflicts fails (unless they

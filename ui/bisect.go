@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/internal/english"
 	"github.com/ckfs-dev/ckfs/workspace"
 )
 
@@ -23,10 +24,10 @@ func BisectStep(out io.Writer, s workspace.BisectStep) {
 	}
 	missing := ""
 	if s.Missing > 0 {
-		missing = fmt.Sprintf("; %s left out (the timeline cannot vouch for them)", fmt.Sprint(s.Missing, " ", Plural(s.Missing, "path", "paths")))
+		missing = fmt.Sprintf("; %s left out (the timeline cannot vouch for them)", english.Count(s.Missing, "path", "paths"))
 	}
 	fmt.Fprintf(out, "bisect %d/~%d: %s: %s (%s, %s); tree written in %s (%s)%s\n", s.Step, s.Of, where, s.Verdict, how,
-		seconds(s.Took), seconds(s.Prepare), fmt.Sprint(s.Written, " ", Plural(s.Written, "path", "paths")), missing)
+		seconds(s.Took), seconds(s.Prepare), english.Count(s.Written, "path", "paths"), missing)
 }
 
 func seconds(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }

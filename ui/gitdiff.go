@@ -7,6 +7,7 @@ import (
 
 	"github.com/aymanbagabas/go-udiff"
 	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/internal/english"
 	"github.com/ckfs-dev/ckfs/rewind"
 	"github.com/ckfs-dev/ckfs/workspace"
 )
@@ -82,5 +83,5 @@ func DiffStat(out io.Writer, diffs []workspace.FileDiff) {
 		}
 		added, removed = added+a, removed+r
 	}
-	fmt.Fprintf(out, " %d %s changed, %d %s(+), %d %s(-)\n", len(diffs), Plural(len(diffs), "file", "files"), added, Plural(added, "insertion", "insertions"), removed, Plural(removed, "deletion", "deletions"))
+	fmt.Fprintf(out, " %d %s changed, %d %s(+), %d %s(-)\n", len(diffs), english.Noun(len(diffs), "file", "files"), added, english.Noun(added, "insertion", "insertions"), removed, english.Noun(removed, "deletion", "deletions"))
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/internal/english"
 	"github.com/ckfs-dev/ckfs/workspace"
 )
 
@@ -84,7 +85,7 @@ func windowState(e workspace.LogEntry) string {
 	}
 	switch {
 	case len(e.Alongside) > 0 && e.Guessed > 0:
-		state += fmt.Sprintf(" (alongside %s: %d %s could not be matched to a call by the writing process and %s credited to this, the newest window)", strings.Join(e.Alongside, ", "), e.Guessed, Plural(e.Guessed, "path", "paths"), Plural(e.Guessed, "is", "are"))
+		state += fmt.Sprintf(" (alongside %s: %d %s could not be matched to a call by the writing process and %s credited to this, the newest window)", strings.Join(e.Alongside, ", "), e.Guessed, english.Noun(e.Guessed, "path", "paths"), english.Noun(e.Guessed, "is", "are"))
 	case len(e.Alongside) > 0:
 		state += fmt.Sprintf(" (alongside %s)", strings.Join(e.Alongside, ", "))
 	}
@@ -129,7 +130,7 @@ func logFiles(out io.Writer, pre string, e workspace.LogEntry, limit int) {
 			if e.Kind == "window" {
 				how = fmt.Sprintf("ckfs diff %s --stat lists them", e.ID)
 			}
-			fmt.Fprintf(out, "%s    … and %d more %s (%s)\n", pre, more, Plural(more, "file", "files"), how)
+			fmt.Fprintf(out, "%s    … and %d more %s (%s)\n", pre, more, english.Noun(more, "file", "files"), how)
 			return
 		}
 		fmt.Fprintf(out, "%s    %s %s  %s\n", pre, statusCodes[f.Status], index.Display(f.Path), fileDetail(f))
@@ -143,7 +144,7 @@ func oneline(e workspace.LogEntry, when string) string {
 	for _, f := range e.Files {
 		added, removed = added+f.Added, removed+f.Removed
 	}
-	files := fmt.Sprintf("%d %s +%d -%d", len(e.Files), Plural(len(e.Files), "file", "files"), added, removed)
+	files := fmt.Sprintf("%d %s +%d -%d", len(e.Files), english.Noun(len(e.Files), "file", "files"), added, removed)
 	var line string
 	switch e.Kind {
 	case "mark":

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/internal/english"
 	"github.com/ckfs-dev/ckfs/rewind"
 )
 
@@ -121,7 +122,7 @@ func actionSummary(p *rewind.Plan) string {
 	for i, k := range keys {
 		parts[i] = fmt.Sprintf("%d %s", n[k], k)
 	}
-	return plural(len(p.Steps), "file", "files") + " (" + strings.Join(parts, ", ") + ")"
+	return english.Count(len(p.Steps), "file", "files") + " (" + strings.Join(parts, ", ") + ")"
 }
 
 // stepChange returns a step's "+A -R" (or what it is instead) and, when
@@ -235,7 +236,7 @@ func failedChecks(r *rewind.Report) string {
 	var names []string
 	for _, c := range r.Checks {
 		if !c.OK {
-			names = append(names, fmt.Sprintf("%q (%d %s)", c.Name, len(c.Paths), Plural(len(c.Paths), "path", "paths")))
+			names = append(names, fmt.Sprintf("%q (%d %s)", c.Name, len(c.Paths), english.Noun(len(c.Paths), "path", "paths")))
 		}
 	}
 	return strings.Join(names, ", ")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ckfs-dev/ckfs/config"
 	"github.com/ckfs-dev/ckfs/gc"
+	"github.com/ckfs-dev/ckfs/internal/english"
 	"github.com/ckfs-dev/ckfs/remote"
 )
 
@@ -18,10 +19,11 @@ func Push(out io.Writer, bucket string, r *remote.PushResult) {
 		fmt.Fprintf(out, "workspace %s in %s: up to date (seq %d)\n", r.Workspace, bucket, r.LastSeq)
 		return
 	}
-	fmt.Fprintf(out, "workspace %s in %s: up to seq %d (%d new %s)\n", r.Workspace, bucket, r.LastSeq, r.Records, Plural(r.Records, "record", "records"))
-	fmt.Fprintf(out, "uploaded %d objects (%s); %d were there already\n", r.Uploaded, config.FormatSize(r.UploadedBytes), max(0, r.Objects+r.Baseline-r.Uploaded))
+	fmt.Fprintf(out, "workspace %s in %s: up to seq %d (%d new %s)\n", r.Workspace, bucket, r.LastSeq, r.Records, english.Noun(r.Records, "record", "records"))
+	there := max(0, r.Objects+r.Baseline-r.Uploaded)
+	fmt.Fprintf(out, "uploaded %s (%s); %d %s there already\n", english.Count(r.Uploaded, "object", "objects"), config.FormatSize(r.UploadedBytes), there, english.Noun(there, "was", "were"))
 	if r.Baseline > 0 {
-		fmt.Fprintf(out, "baseline: %d paths\n", r.Baseline)
+		fmt.Fprintf(out, "baseline: %s\n", english.Count(r.Baseline, "path", "paths"))
 	}
 	if r.Missing > 0 || r.Damaged > 0 {
 		fmt.Fprintf(out, "not uploaded: %d objects collected from the local store and %d damaged (ckfs verify): checkpoints that need them cannot be restored from the remote\n", r.Missing, r.Damaged)
@@ -42,8 +44,8 @@ func Workspaces(out io.Writer, bucket string, hs []*remote.Head, err error) {
 // Restore prints what a restore wrote.
 func Restore(out io.Writer, res *remote.RestoreResult, took time.Duration) {
 	fmt.Fprintf(out, "restored checkpoint %d of workspace %s into %s: %d %s, %d %s, %d %s, %s, in %.1fs\n",
-		res.Checkpoint, res.Workspace, res.Dir, res.Files, Plural(res.Files, "file", "files"), res.Links, Plural(res.Links, "symlink", "symlinks"),
-		res.Dirs, Plural(res.Dirs, "directory", "directories"), config.FormatSize(res.Bytes), took.Seconds())
+		res.Checkpoint, res.Workspace, res.Dir, res.Files, english.Noun(res.Files, "file", "files"), res.Links, english.Noun(res.Links, "symlink", "symlinks"),
+		res.Dirs, english.Noun(res.Dirs, "directory", "directories"), config.FormatSize(res.Bytes), took.Seconds())
 	for _, l := range res.Left {
 		fmt.Fprintf(out, "  not restored: %s\n", l)
 	}
@@ -55,12 +57,12 @@ func RemoteGC(out io.Writer, bucket string, res *remote.CollectResult, p gc.Poli
 	if res.DryRun {
 		verb, freed = "would delete", "would free"
 	}
-	fmt.Fprintf(out, "%s: %d %s, retention per workspace: %s\n", bucket, res.Workspaces, Plural(res.Workspaces, "workspace", "workspaces"), p)
+	fmt.Fprintf(out, "%s: %d %s, retention per workspace: %s\n", bucket, res.Workspaces, english.Noun(res.Workspaces, "workspace", "workspaces"), p)
 	for _, id := range res.Dropped {
 		fmt.Fprintf(out, "dropped workspace %s (not pushed to for %s)\n", id, dropAfter)
 	}
 	for _, id := range slices.Sorted(maps.Keys(res.Watermarks)) {
 		fmt.Fprintf(out, "workspace %s: checkpoints from %d on %s restorable\n", id, res.Watermarks[id], map[bool]string{true: "would stay", false: "stay"}[res.DryRun])
 	}
-	fmt.Fprintf(out, "%s %d of %d objects, %s %s; %d needed, %d younger than the grace period kept\n", verb, res.Deleted, res.Objects, freed, config.FormatSize(res.Freed), res.Live, res.KeptYoung)
+	fmt.Fprintf(out, "%s %d of %s, %s %s; %d needed, %d younger than the grace period kept\n", verb, res.Deleted, english.Count(res.Objects, "object", "objects"), freed, config.FormatSize(res.Freed), res.Live, res.KeptYoung)
 }

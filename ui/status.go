@@ -5,6 +5,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/ckfs-dev/ckfs/config"
+	"github.com/ckfs-dev/ckfs/internal/english"
 	"github.com/ckfs-dev/ckfs/workspace"
 )
 
@@ -18,13 +20,13 @@ func Status(out io.Writer, r *workspace.StatusReport) {
 		fmt.Fprintf(out, "daemon     pid %d\nwindows    %d opened, open now: %v\nrecords    %d (%d skipped), %d capture errors\n",
 			d.PID, d.Windows, d.OpenWindows, d.Records, d.Skipped, d.Errors)
 		if d.Batched > 0 {
-			fmt.Fprintf(out, "batched    %d pre-images, taken ahead of their file's change\n", d.Batched)
+			fmt.Fprintf(out, "batched    %s, taken ahead of their file's change\n", english.Count(int(d.Batched), "pre-image", "pre-images"))
 		}
 		if d.StoreFull > 0 || d.StoreFullNow {
 			fmt.Fprintf(out, "store full %s\n", d.FullLine())
 		}
 	}
-	fmt.Fprintf(out, "store      %s (%d objects, %d bytes)\n", r.Store, r.Objects, r.StoreBytes)
+	fmt.Fprintf(out, "store      %s (%s, %s)\n", r.Store, english.Count(r.Objects, "object", "objects"), config.FormatSize(r.StoreBytes))
 	for _, v := range r.Views {
 		fmt.Fprintf(out, "view       checkpoint %d at %s (read-only; ckfs view --close %s)\n", v.Checkpoint, v.Dir, v.Dir)
 	}
@@ -36,7 +38,7 @@ func Status(out io.Writer, r *workspace.StatusReport) {
 		case rs.Unpushed == 0:
 			line += fmt.Sprintf("up to date (seq %d, %s)", rs.Pushed, rs.PushedAt.Local().Format(time.DateTime))
 		default:
-			line += fmt.Sprintf("%d records not yet pushed (it has seq %d, %s)", rs.Unpushed, rs.Pushed, rs.PushedAt.Local().Format(time.DateTime))
+			line += fmt.Sprintf("%s not yet pushed (it has seq %d, %s)", english.Count(int(rs.Unpushed), "record", "records"), rs.Pushed, rs.PushedAt.Local().Format(time.DateTime))
 		}
 		if rs.LastError != "" {
 			line += fmt.Sprintf("; the last push failed %s: %s (until it succeeds, ckfs gc keeps what it lacks; ckfs remote remove %s stops that)", rs.ErrorAt.Local().Format(time.DateTime), Trunc(rs.LastError, 200), rs.Name)

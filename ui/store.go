@@ -7,6 +7,7 @@ import (
 
 	"github.com/ckfs-dev/ckfs/config"
 	"github.com/ckfs-dev/ckfs/gc"
+	"github.com/ckfs-dev/ckfs/internal/english"
 	"github.com/ckfs-dev/ckfs/verify"
 )
 
@@ -19,9 +20,9 @@ func GC(out io.Writer, r *gc.Result) {
 	fmt.Fprintf(out, "policy: %s\n", r.Policy)
 	switch {
 	case r.Missing > 0 || r.Damaged > 0:
-		fmt.Fprintf(out, "checkpoints from %d on are kept, but not all can be restored: %d objects they need are missing and %d are damaged; run ckfs verify (--repair recovers what it can)\n", max(r.Watermark, 1), r.Missing, r.Damaged)
+		fmt.Fprintf(out, "checkpoints from %d on are kept, but not all can be restored: %s they need %s missing and %d %s damaged; run ckfs verify (--repair recovers what it can)\n", max(r.Watermark, 1), english.Count(r.Missing, "object", "objects"), english.Noun(r.Missing, "is", "are"), r.Damaged, english.Noun(r.Damaged, "is", "are"))
 	case r.Watermark == 0:
-		fmt.Fprintf(out, "all %d checkpoints stay restorable\n", r.Checkpoints)
+		fmt.Fprintf(out, "%s restorable\n", map[bool]string{true: "the checkpoint stays", false: fmt.Sprintf("all %d checkpoints stay", r.Checkpoints)}[r.Checkpoints == 1])
 	case r.Watermark > r.Previous:
 		fmt.Fprintf(out, "checkpoints from %d on stay restorable (%d of %d): %s\n", r.Watermark, r.Restorable, r.Checkpoints, strings.Join(r.Reasons, "; "))
 	default:
@@ -32,13 +33,13 @@ func GC(out io.Writer, r *gc.Result) {
 			fmt.Fprintln(out, why)
 		}
 	}
-	fmt.Fprintf(out, "%s %d of %d objects, %s %s; %d objects (%s) kept\n", verb, r.Deleted, r.Objects, freed,
-		config.FormatSize(r.Freed), r.Live, config.FormatSize(r.Needed))
+	fmt.Fprintf(out, "%s %d of %s, %s %s; %s (%s) kept\n", verb, r.Deleted, english.Count(r.Objects, "object", "objects"), freed,
+		config.FormatSize(r.Freed), english.Count(r.Live, "object", "objects"), config.FormatSize(r.Needed))
 	if r.KeptRecent > 0 {
-		fmt.Fprintf(out, "kept %d objects stored while collecting\n", r.KeptRecent)
+		fmt.Fprintf(out, "kept %s stored while collecting\n", english.Count(r.KeptRecent, "object", "objects"))
 	}
 	if r.TempsRemoved > 0 {
-		fmt.Fprintf(out, "removed %d temp files left by a crash\n", r.TempsRemoved)
+		fmt.Fprintf(out, "removed %s left by a crash\n", english.Count(r.TempsRemoved, "temp file", "temp files"))
 	}
 }
 
@@ -46,8 +47,8 @@ func GC(out io.Writer, r *gc.Result) {
 func DU(out io.Writer, u *gc.Usage) {
 	sz := config.FormatSize
 	fmt.Fprintf(out, "store %s\n", u.Store)
-	fmt.Fprintf(out, "  %s in %d objects (%s of content, compression %.1fx) + %s timeline (%d records)\n",
-		sz(u.StoredBytes), u.Objects, sz(u.ContentBytes), u.CompressionRatio, sz(u.TimelineBytes), u.Records)
+	fmt.Fprintf(out, "  %s in %s (%s of content, compression %.1fx) + %s timeline (%s)\n",
+		sz(u.StoredBytes), english.Count(u.Objects, "object", "objects"), sz(u.ContentBytes), u.CompressionRatio, sz(u.TimelineBytes), english.Count(u.Records, "record", "records"))
 	fmt.Fprintf(out, "  a full copy at every image would take %s: dedup %.1fx, store is %.1fx smaller\n",
 		sz(u.FullCopyBytes), u.DedupRatio, u.SavingRatio)
 	if u.Watermark > 0 {
@@ -75,7 +76,7 @@ func DU(out io.Writer, u *gc.Usage) {
 
 // Verify prints what a verify found, and repaired.
 func Verify(out io.Writer, r *verify.Report) {
-	fmt.Fprintf(out, "store %s: %d objects (%d bytes), %d records\n", r.Store, r.Objects, r.Bytes, r.Records)
+	fmt.Fprintf(out, "store %s: %s (%s), %s\n", r.Store, english.Count(r.Objects, "object", "objects"), config.FormatSize(r.Bytes), english.Count(r.Records, "record", "records"))
 	list := func(what string, items []string) {
 		for _, i := range items {
 			fmt.Fprintf(out, "  %s: %s\n", what, i)

@@ -22,14 +22,6 @@ func Trunc(s string, n int) string {
 	return s
 }
 
-// Plural is one when n is 1, else many.
-func Plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
 // Indent puts pre before every line of s.
 func Indent(s, pre string) string {
 	lines := strings.SplitAfter(s, "\n")

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/internal/english"
 	"github.com/ckfs-dev/ckfs/workspace"
 )
 
@@ -22,7 +23,7 @@ func Views(out io.Writer, views []workspace.ViewInfo) {
 
 // ViewOpened says where a new view is and what it cannot show.
 func ViewOpened(out io.Writer, v *workspace.ViewInfo) {
-	fmt.Fprintf(out, "checkpoint %d is at %s, read-only (%d %s); close it with: ckfs view --close %s\n", v.Checkpoint, v.Dir, v.Paths, Plural(v.Paths, "path", "paths"), v.Dir)
+	fmt.Fprintf(out, "checkpoint %d is at %s, read-only (%d %s); close it with: ckfs view --close %s\n", v.Checkpoint, v.Dir, v.Paths, english.Noun(v.Paths, "path", "paths"), v.Dir)
 	if n := len(v.Unavailable); n > 0 {
 		shown := v.Unavailable[:min(n, 5)]
 		for i, p := range shown {
@@ -32,6 +33,6 @@ func ViewOpened(out io.Writer, v *workspace.ViewInfo) {
 		if n > len(shown) {
 			more = fmt.Sprintf(" and %d more (--json lists them)", n-len(shown))
 		}
-		fmt.Fprintf(out, "%d %s the timeline cannot vouch for there are listed but cannot be read: %s%s\n", n, Plural(n, "path", "paths"), strings.Join(shown, ", "), more)
+		fmt.Fprintf(out, "%d %s the timeline cannot vouch for there are listed but cannot be read: %s%s\n", n, english.Noun(n, "path", "paths"), strings.Join(shown, ", "), more)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/internal/english"
 )
 
 // StatusReport is the state of a workspace: its mount, daemon, store,
@@ -57,14 +58,36 @@ func (w *Workspace) Status() *StatusReport {
 	}
 	r.HookProblems, r.HookLast = hookProblems(store)
 	r.Views = w.Views()
-	if c, err := LoadRemotes(store); err == nil && len(c.Remotes) > 0 {
-		last, _ := index.LastSeq(Layout(store).Timeline())
-		for _, n := range c.Names() {
-			rc := c.Remotes[n]
-			r.Remotes = append(r.Remotes, RemoteStatus{Name: n, Unpushed: last - min(last, rc.Pushed), RemoteConfig: rc})
+	r.Remotes = w.RemoteStatuses()
+	return r
+}
+
+// RemoteStatuses says how far each remote of the workspace has its
+// timeline, in the order of the remotes' names.
+func (w *Workspace) RemoteStatuses() []RemoteStatus {
+	c, err := LoadRemotes(w.Store)
+	if err != nil || len(c.Remotes) == 0 {
+		return nil
+	}
+	var out []RemoteStatus
+	last, _ := index.LastSeq(Layout(w.Store).Timeline())
+	for _, n := range c.Names() {
+		rc := c.Remotes[n]
+		out = append(out, RemoteStatus{Name: n, Unpushed: last - min(last, rc.Pushed), RemoteConfig: rc})
+	}
+	return out
+}
+
+// UnpushedWarnings are one line per remote that lacks records, for the
+// end of a command that leaves the workspace (an unmount).
+func (w *Workspace) UnpushedWarnings() []string {
+	var out []string
+	for _, r := range w.RemoteStatuses() {
+		if r.Unpushed > 0 {
+			out = append(out, fmt.Sprintf("warning: remote %s lacks %s of this workspace: ckfs push sends them (it works unmounted too)", r.Name, english.Count(int(r.Unpushed), "record", "records")))
 		}
 	}
-	return r
+	return out
 }
 
 // hookProblems counts the lines of the store's hook.log and returns the

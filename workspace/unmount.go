@@ -41,7 +41,9 @@ func (w *Workspace) Unmount() (string, error) {
 	if ProcessAlive(st.PID) {
 		return "", fmt.Errorf("daemon pid %d did not exit after unmounting %s; see %s", st.PID, st.Mountpoint, Layout(store).DaemonLog())
 	}
-	return fmt.Sprintf("unmounted %s", st.Mountpoint), nil
+	// The daemon made its last push on the way out; what is still
+	// missing from a remote is said, since nothing will push it now.
+	return strings.Join(append([]string{"unmounted " + st.Mountpoint}, w.UnpushedWarnings()...), "\n"), nil
 }
 
 // cleanDeadMount removes a mount whose daemon is gone ("transport endpoint

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 
 	"github.com/ckfs-dev/ckfs/capture"
 	"github.com/ckfs-dev/ckfs/config"
 	"github.com/ckfs-dev/ckfs/daemon"
 	"github.com/ckfs-dev/ckfs/doctor"
+	"github.com/ckfs-dev/ckfs/remote"
 	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/spf13/cobra"
 )
@@ -18,6 +20,10 @@ import (
 type mountOptions struct {
 	daemon.Options
 	Foreground bool
+	// Remote is the configured remote a new workspace gets, with where
+	// its URL was set.
+	Remote       config.Remote
+	RemoteSource string
 }
 
 func newMountCmd() *cobra.Command {
@@ -83,6 +89,7 @@ func (o *mountOptions) configure(set func(flag string) bool) error {
 		o.MaxFileSize = cfg.Capture.MaxFileSize
 	}
 	o.Retention = cfg.Retention
+	o.Remote, o.RemoteSource = cfg.Remote, cfg.Sources["remote.url"]
 	if !set("io") {
 		o.IO = cfg.Capture.IO
 	}
@@ -109,6 +116,8 @@ func runMount(ctx context.Context, o mountOptions, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	_, err = workspace.ReadMeta(o.Store)
+	isNew := errors.Is(err, fs.ErrNotExist)
 	pid, err := daemon.Spawn(exe, o.Options)
 	var de *daemon.ReportedError
 	if errors.As(err, &de) {
@@ -122,8 +131,37 @@ func runMount(ctx context.Context, o mountOptions, stdout, stderr io.Writer) err
 		return err
 	}
 	fmt.Fprintf(stdout, "mounted %s at %s (daemon pid %d, store %s)\n", o.Root, o.Mountpoint, pid, o.Store)
+	if isNew && o.Remote.URL != "" {
+		addConfiguredRemote(ctx, o, stdout, stderr)
+	}
 	if o.Mountpoint == o.Root {
 		fmt.Fprintf(stdout, "shells already in %s see the directory under the mount: run cd %q there\n", o.Root, o.Root)
 	}
 	return nil
+}
+
+// addConfiguredRemote gives a workspace mounted for the first time the
+// remote the configuration names ([remote] url). A bucket that does not
+// answer is added all the same, with a warning: the daemon pushes once
+// it does.
+func addConfiguredRemote(ctx context.Context, o mountOptions, stdout, stderr io.Writer) {
+	r := o.Remote
+	c, err := workspace.UpdateRemotes(o.Store, func(c *workspace.Remotes) error {
+		if _, ok := c.Remotes[r.Name]; !ok {
+			c.Remotes[r.Name] = workspace.RemoteConfig{URL: r.URL, Endpoint: r.Endpoint}
+		}
+		return nil
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "warning: the configured remote %s (%s) was not added: %v; ckfs remote add %s %s adds it\n", r.Name, r.URL, err, r.Name, r.URL)
+		return
+	}
+	fmt.Fprintf(stdout, "remote %s: %s (set at %s); this workspace is %s there, and the daemon pushes to it\n", r.Name, r.URL, o.RemoteSource, c.Workspace)
+	b, err := remote.Open(remote.Remote{URL: r.URL, Endpoint: r.Endpoint})
+	if err == nil {
+		err = remote.Check(ctx, b, remoteCheckTimeout)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "warning: %v\n(the daemon pushes once the bucket answers; ckfs status says how far it got)\n", err)
+	}
 }

@@ -166,7 +166,7 @@ neither is .git: clone the repository and restore into a new directory.`,
 		},
 	}
 	o.remoteFlags.add(cmd)
-	cmd.Flags().StringVar(&o.Workspace, "workspace", "", "the workspace's id (ckfs workspaces --remote lists them)")
+	cmd.Flags().StringVar(&o.Workspace, "workspace", "", "the workspace's id (ckfs workspaces --remote lists them); default: this workspace's own, else the bucket's only one")
 	cmd.Flags().StringVar(&o.Checkpoint, "to", "", "checkpoint: a seq, or a window id (just before it); default: the last")
 	cmd.Flags().BoolVar(&o.Partial, "partial", false, "restore what can be, and list the paths that cannot")
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
@@ -176,13 +176,15 @@ neither is .git: clone the repository and restore into a new directory.`,
 // runRestore writes a checkpoint of a remote's workspace into a new
 // directory.
 func runRestore(ctx context.Context, o restoreOptions, stdout io.Writer) error {
-	if o.Workspace == "" {
-		return workspace.Errorf(workspace.ErrUsage, "name the workspace with --workspace ID (ckfs workspaces --remote lists them)")
-	}
 	store := storeIfAny(o.Store) // none here: the remote must be a URL
 	b, _, err := o.open(store)
 	if err != nil {
 		return err
+	}
+	if o.Workspace == "" {
+		if o.Workspace, err = remote.OnlyWorkspace(ctx, b, ownWorkspace(store)); err != nil {
+			return workspace.Errorf(workspace.ErrUsage, "restore: %v", err)
+		}
 	}
 	start := time.Now()
 	res, err := remote.Restore(ctx, b, o.RestoreOptions)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/ckfs-dev/ckfs/remote"
 	"github.com/ckfs-dev/ckfs/workspace"
@@ -47,6 +48,7 @@ else AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, else AWS.`,
 		},
 	}
 	add.Flags().StringVar(&o.Endpoint, "endpoint", "", "where the bucket is served (host:port or http(s)://host:port)")
+	add.Flags().BoolVar(&o.NoCheck, "no-check", false, "add the remote without asking the bucket first (a server not started yet)")
 	list := &cobra.Command{
 		Use:     "list",
 		Short:   "List this workspace's remotes and its id in them",
@@ -85,7 +87,11 @@ type remoteOptions struct {
 	Name     string // the remote's name
 	URL      string // add: s3://BUCKET[/PREFIX]
 	Endpoint string // add: where the bucket is served
+	NoCheck  bool   // add: do not ask the bucket first
 }
+
+// remoteCheckTimeout bounds remote add's question to the bucket.
+const remoteCheckTimeout = 10 * time.Second
 
 // runRemoteAdd adds a remote to the workspace's remotes.
 func runRemoteAdd(ctx context.Context, o remoteOptions, stdout io.Writer) error {
@@ -98,6 +104,15 @@ func runRemoteAdd(ctx context.Context, o remoteOptions, stdout io.Writer) error 
 	}
 	if _, _, err := remote.ParseURL(o.URL); err != nil {
 		return workspace.Errorf(workspace.ErrUsage, "%v", err)
+	}
+	if !o.NoCheck {
+		b, err := remote.Open(remote.Remote{URL: o.URL, Endpoint: o.Endpoint})
+		if err != nil {
+			return workspace.Errorf(workspace.ErrUsage, "%v", err)
+		}
+		if err := remote.Check(ctx, b, remoteCheckTimeout); err != nil {
+			return workspace.Errorf(workspace.ErrRefused, "remote add %s: %v\nnothing was added (--no-check adds it without asking the bucket)", o.Name, err)
+		}
 	}
 	c, err := ws.UpdateRemotes(func(c *workspace.Remotes) error {
 		c.Remotes[o.Name] = workspace.RemoteConfig{URL: o.URL, Endpoint: o.Endpoint}
@@ -177,7 +192,7 @@ type remoteRead struct {
 
 func (r *remoteRead) add(cmd *cobra.Command) {
 	r.remoteFlags.add(cmd)
-	cmd.Flags().StringVar(&r.Workspace, "workspace", "", "with --remote: the workspace to read (ckfs workspaces --remote lists them)")
+	cmd.Flags().StringVar(&r.Workspace, "workspace", "", "with --remote: the workspace to read (ckfs workspaces --remote lists them); default: this workspace's own, else the bucket's only one")
 }
 
 // store returns the store to read: --store or "" (found from the
@@ -190,9 +205,6 @@ func (r *remoteRead) store(cmd *cobra.Command) (string, error) {
 		}
 		return storeFlag(cmd)
 	}
-	if r.Workspace == "" {
-		return "", workspace.Errorf(workspace.ErrUsage, "--remote: name the workspace with --workspace ID (ckfs workspaces --remote lists them)")
-	}
 	s, err := storeFlag(cmd)
 	if err != nil {
 		return "", err
@@ -202,5 +214,24 @@ func (r *remoteRead) store(cmd *cobra.Command) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return remote.MirrorCopy(cmd.Context(), b, r.Workspace)
+	id := r.Workspace
+	if id == "" {
+		if id, err = remote.OnlyWorkspace(cmd.Context(), b, ownWorkspace(local)); err != nil {
+			return "", workspace.Errorf(workspace.ErrUsage, "--remote: %v", err)
+		}
+	}
+	return remote.MirrorCopy(cmd.Context(), b, id)
+}
+
+// ownWorkspace is the id in its remotes of the workspace whose store is
+// store, "" for none.
+func ownWorkspace(store string) string {
+	if store == "" {
+		return ""
+	}
+	c, err := workspace.LoadRemotes(store)
+	if err != nil {
+		return ""
+	}
+	return c.Workspace
 }
