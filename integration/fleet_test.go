@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -438,4 +439,67 @@ func slowProxy(t *testing.T, target string, delay time.Duration) string {
 	go srv.Serve(l)
 	t.Cleanup(func() { srv.Close() })
 	return "http://" + l.Addr().String()
+}
+
+// scripts/s3-local, as the README's fleet quick start runs it: a server
+// started in the background on free ports, the remote add line it prints
+// used as printed (no credentials set), a push and a read back, and a
+// stop that leaves no process and no socket behind.
+func TestS3LocalScript(t *testing.T) {
+	testenv.RequireFUSE(t)
+	testenv.RequireSeaweedFS(t)
+	script, err := testenv.RepoFile("scripts/s3-local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "s3")
+	out, err := exec.Command("bash", script, "--background", dir, "quick").CombinedOutput()
+	if err != nil {
+		t.Fatalf("s3-local --background: %v\n%s", err, out)
+	}
+	stopped := false
+	stop := func() {
+		if out, err := exec.Command("bash", script, "--stop", dir).CombinedOutput(); err != nil {
+			t.Errorf("s3-local --stop: %v\n%s", err, out)
+		}
+		stopped = true
+	}
+	t.Cleanup(func() {
+		if !stopped {
+			stop()
+		}
+	})
+	pidb, _ := os.ReadFile(filepath.Join(dir, "weed.pid"))
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(pidb)))
+	ports, _ := os.ReadFile(filepath.Join(dir, "weed.ports"))
+	add := regexp.MustCompile(`ckfs remote add origin (s3://quick/fleet) --endpoint (http://127\.0\.0\.1:\d+)`).FindStringSubmatch(string(out))
+	if add == nil || pid == 0 || !alive(pid) {
+		t.Fatalf("s3-local printed no remote add line, or no server runs (pid %d):\n%s", pid, out)
+	}
+
+	w := newWorkspace(t, fleetRepo)
+	w.extraEnv = []string{"AWS_ACCESS_KEY_ID=", "AWS_SECRET_ACCESS_KEY="}
+	w.mount()
+	w.ckfs("remote", "add", "origin", add[1], "--endpoint", add[2])
+	w.window("quick_1", `echo quick >> docs/README.md`)
+	if out := w.ckfs("push"); !strings.Contains(out, "in s3://quick/fleet: up to seq") {
+		t.Fatalf("push: %s", out)
+	}
+	if out := w.ckfs("log", "--remote", "origin", "--oneline"); !strings.Contains(out, "quick_1") {
+		t.Fatalf("log --remote: %s", out)
+	}
+	w.unmount()
+
+	stop()
+	for i := 0; i < 50 && alive(pid); i++ {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if alive(pid) {
+		t.Fatalf("weed pid %d still runs after s3-local --stop", pid)
+	}
+	for _, p := range strings.Fields(string(ports)) {
+		if m, _ := filepath.Glob("/tmp/seaweedfs-*-grpc-" + p + ".sock"); len(m) > 0 {
+			t.Errorf("s3-local --stop left %v", m)
+		}
+	}
 }

@@ -102,7 +102,7 @@ keeping what came after it, see ckfs revert.`,
 	f.BoolVar(&o.JSON, "json", false, "print the plan and checks as JSON")
 	f.BoolVarP(&o.Diff, "diff", "p", false, "show each file's diff, not only its +/- counts")
 	f.IntVar(&o.Limit, "limit", 50, "list at most N files (0: all)")
-	f.BoolVarP(&o.Interactive, "interactive", "i", false, "choose a turn or a tool call, and what to do there, in a menu")
+	f.BoolVarP(&o.Interactive, "interactive", "i", false, "choose a turn or a tool call, and what to do there, in a menu (a preview or a refusal is paged, then back to the menu)")
 	f.StringVar(&o.Rollback, "rollback", "", "put back what the failed rewind OP changed")
 	f.StringVar(&o.Abandon, "abandon", "", "forget the failed rewind OP's journal, leaving the files as they are")
 	f.StringVar(&o.Mark, "mark", "", "rewind to mark M (a turn boundary; ckfs log lists marks)")

@@ -27,25 +27,7 @@ func SeaweedFS(t testing.TB, bucket string) string {
 	if len(bucket) < 3 {
 		t.Fatalf("bucket name %q: S3 wants at least 3 characters", bucket)
 	}
-	unavailable := func(why string) {
-		t.Helper()
-		if os.Getenv("CKFS_REQUIRE_S3") == "1" {
-			t.Fatalf("CKFS_REQUIRE_S3=1 but SeaweedFS is not available: %s", why)
-		}
-		t.Skipf("SeaweedFS is not available (%s): set CKFS_REQUIRE_S3=1 to make this a failure", why)
-	}
-	script, err := repoFile("scripts/seaweedfs")
-	if err != nil {
-		unavailable(err.Error())
-	}
-	var stderr bytes.Buffer
-	build := exec.Command("bash", script)
-	build.Stderr = &stderr
-	out, err := build.Output()
-	if err != nil {
-		unavailable(fmt.Sprintf("scripts/seaweedfs: %v: %s", err, LastLines(stderr.String(), 5)))
-	}
-	weed := strings.TrimSpace(string(out))
+	weed := RequireSeaweedFS(t)
 	dir := t.TempDir()
 	ports := freePorts(t, 10)
 	s3 := ports[0]
@@ -62,7 +44,7 @@ func SeaweedFS(t testing.TB, bucket string) string {
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		unavailable(err.Error())
+		seaweedUnavailable(t, err.Error())
 	}
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
@@ -82,7 +64,7 @@ func SeaweedFS(t testing.TB, bucket string) string {
 		select {
 		case <-exited:
 			b, _ := os.ReadFile(filepath.Join(dir, "weed.log"))
-			unavailable("weed mini exited: " + LastLines(string(b), 10))
+			seaweedUnavailable(t, "weed mini exited: "+LastLines(string(b), 10))
 		case <-time.After(200 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
@@ -90,6 +72,34 @@ func SeaweedFS(t testing.TB, bucket string) string {
 			t.Fatalf("SeaweedFS did not serve bucket %s within 90 s: %s", bucket, LastLines(string(b), 10))
 		}
 	}
+}
+
+// RequireSeaweedFS returns the path of the pinned weed binary, built by
+// scripts/seaweedfs from the Go module proxy the first time (minutes) and
+// cached. Where it cannot be built the test is skipped, unless
+// CKFS_REQUIRE_S3=1 (CI), where that is a failure.
+func RequireSeaweedFS(t testing.TB) string {
+	t.Helper()
+	script, err := RepoFile("scripts/seaweedfs")
+	if err != nil {
+		seaweedUnavailable(t, err.Error())
+	}
+	var stderr bytes.Buffer
+	build := exec.Command("bash", script)
+	build.Stderr = &stderr
+	out, err := build.Output()
+	if err != nil {
+		seaweedUnavailable(t, fmt.Sprintf("scripts/seaweedfs: %v: %s", err, LastLines(stderr.String(), 5)))
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func seaweedUnavailable(t testing.TB, why string) {
+	t.Helper()
+	if os.Getenv("CKFS_REQUIRE_S3") == "1" {
+		t.Fatalf("CKFS_REQUIRE_S3=1 but SeaweedFS is not available: %s", why)
+	}
+	t.Skipf("SeaweedFS is not available (%s): set CKFS_REQUIRE_S3=1 to make this a failure", why)
 }
 
 // weedArgs are weed mini's arguments: its files in dir, the bucket made,
@@ -156,8 +166,8 @@ func freePorts(t testing.TB, n int) []string {
 	return out
 }
 
-// repoFile finds rel in the repository the test runs in.
-func repoFile(rel string) (string, error) {
+// RepoFile finds rel in the repository the test runs in.
+func RepoFile(rel string) (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
