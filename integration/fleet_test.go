@@ -472,6 +472,7 @@ func TestS3LocalScript(t *testing.T) {
 	pidb, _ := os.ReadFile(filepath.Join(dir, "weed.pid"))
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(pidb)))
 	ports, _ := os.ReadFile(filepath.Join(dir, "weed.ports"))
+	testenv.NoteWeedPorts(strings.Fields(string(ports)))
 	add := regexp.MustCompile(`ckfs remote add origin (s3://quick/fleet) --endpoint (http://127\.0\.0\.1:\d+)`).FindStringSubmatch(string(out))
 	if add == nil || pid == 0 || !alive(pid) {
 		t.Fatalf("s3-local printed no remote add line, or no server runs (pid %d):\n%s", pid, out)

@@ -30,6 +30,7 @@ func SeaweedFS(t testing.TB, bucket string) string {
 	weed := RequireSeaweedFS(t)
 	dir := t.TempDir()
 	ports := freePorts(t, 10)
+	NoteWeedPorts(ports)
 	s3 := ports[0]
 	args := weedArgs(dir, bucket, ports)
 	log, err := os.Create(filepath.Join(dir, "weed.log"))
@@ -100,6 +101,24 @@ func seaweedUnavailable(t testing.TB, why string) {
 		t.Fatalf("CKFS_REQUIRE_S3=1 but SeaweedFS is not available: %s", why)
 	}
 	t.Skipf("SeaweedFS is not available (%s): set CKFS_REQUIRE_S3=1 to make this a failure", why)
+}
+
+// NoteWeedPorts appends the ports of a SeaweedFS server a test starts to
+// the file CKFS_TEST_WEED_PORTS names, when it is set (scripts/test sets
+// it): weed names the gRPC sockets it leaves in /tmp by port, so that the
+// test command checks the sockets of its own servers only, and another
+// server on the machine is none of its business.
+func NoteWeedPorts(ports []string) {
+	p := os.Getenv("CKFS_TEST_WEED_PORTS")
+	if p == "" {
+		return
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fmt.Fprintln(f, strings.Join(ports, "\n"))
 }
 
 // weedArgs are weed mini's arguments: its files in dir, the bucket made,
