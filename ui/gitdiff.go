@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/aymanbagabas/go-udiff"
+	"github.com/ckfs-dev/ckfs/config"
 	"github.com/ckfs-dev/ckfs/index"
 	"github.com/ckfs-dev/ckfs/internal/english"
 	"github.com/ckfs-dev/ckfs/rewind"
@@ -65,23 +66,54 @@ func gitMode(s index.State) string {
 // DiffStat prints git's --stat: a line a path with its added and removed
 // lines, then the totals.
 func DiffStat(out io.Writer, diffs []workspace.FileDiff) {
-	width := 0
-	for _, d := range diffs {
-		width = max(width, len(index.Display(d.Path)))
-	}
-	added, removed := 0, 0
+	var rows []statRow
 	for _, d := range diffs {
 		a, r, binary := rewind.LineCounts(d.FromData, d.ToData)
-		p := index.Display(d.Path)
+		row := statRow{path: index.Display(d.Path), added: a, removed: r}
 		switch {
 		case d.Unknown != "":
-			fmt.Fprintf(out, " %-*s | content not stored\n", width, p)
+			row.note = "content not stored"
 		case binary:
-			fmt.Fprintf(out, " %-*s | Bin %d -> %d bytes\n", width, p, len(d.FromData), len(d.ToData))
-		default:
-			fmt.Fprintf(out, " %-*s | %d %s\n", width, p, a+r, strings.Repeat("+", min(a, 40))+strings.Repeat("-", min(r, 40)))
+			row.note = fmt.Sprintf("Bin %s -> %s", config.FormatSize(int64(len(d.FromData))), config.FormatSize(int64(len(d.ToData))))
 		}
-		added, removed = added+a, removed+r
+		rows = append(rows, row)
 	}
-	fmt.Fprintf(out, " %d %s changed, %d %s(+), %d %s(-)\n", len(diffs), english.Noun(len(diffs), "file", "files"), added, english.Noun(added, "insertion", "insertions"), removed, english.Noun(removed, "deletion", "deletions"))
+	writeStat(out, "", rows, 0, "")
+}
+
+// statRow is one path of a --stat: its added and removed lines, or a note
+// in their place.
+type statRow struct {
+	path           string
+	added, removed int
+	note           string
+}
+
+// writeStat prints rows as git's --stat does, each line after pre: at most
+// limit of them (0: all), then how many more and more (how to see them),
+// then the totals.
+func writeStat(out io.Writer, pre string, rows []statRow, limit int, more string) {
+	shown := rows
+	if limit > 0 && len(rows) > limit {
+		shown = rows[:limit]
+	}
+	width := 0
+	for _, r := range shown {
+		width = max(width, len(r.path))
+	}
+	added, removed := 0, 0
+	for _, r := range rows {
+		added, removed = added+r.added, removed+r.removed
+	}
+	for _, r := range shown {
+		if r.note != "" {
+			fmt.Fprintf(out, "%s %-*s | %s\n", pre, width, r.path, r.note)
+			continue
+		}
+		fmt.Fprintf(out, "%s %-*s | %d %s\n", pre, width, r.path, r.added+r.removed, strings.Repeat("+", min(r.added, 40))+strings.Repeat("-", min(r.removed, 40)))
+	}
+	if n := len(rows) - len(shown); n > 0 {
+		fmt.Fprintf(out, "%s … and %s (%s)\n", pre, english.Count(n, "more file", "more files"), more)
+	}
+	fmt.Fprintf(out, "%s %s changed, %s(+), %s(-)\n", pre, english.Count(len(rows), "file", "files"), english.Count(added, "insertion", "insertions"), english.Count(removed, "deletion", "deletions"))
 }

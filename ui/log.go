@@ -20,6 +20,7 @@ func Log(out io.Writer, entries []workspace.LogEntry, records []index.Record) {
 // at most Files of its files (0: all).
 type LogStyle struct {
 	Oneline bool
+	Stat    bool // each entry's files as git's --stat, with the totals
 	Files   int
 }
 
@@ -70,7 +71,11 @@ func LogStyled(out io.Writer, entries []workspace.LogEntry, records []index.Reco
 		case "continuation":
 			fmt.Fprintf(out, pre+"continuation of window %s (a process it started wrote after it returned)  %s  checkpoints %d..%d\n", e.ID, when, e.Before, e.Checkpoint)
 		}
-		logFiles(out, pre, e, style.Files)
+		if style.Stat && len(e.Files) > 0 {
+			logStat(out, pre, e, style.Files)
+		} else {
+			logFiles(out, pre, e, style.Files)
+		}
 	}
 }
 
@@ -120,17 +125,36 @@ func fileDetail(f workspace.LogFile) string {
 	return detail
 }
 
+// logStat lists an entry's files as git's --stat does, at most limit of
+// them (0: all), then its totals.
+func logStat(out io.Writer, pre string, e workspace.LogEntry, limit int) {
+	var rows []statRow
+	for _, f := range e.Files {
+		row := statRow{path: index.Display(f.Path), added: f.Added, removed: f.Removed}
+		if d := fileDetail(f); !strings.HasPrefix(d, "+") {
+			row.note = statusCodes[f.Status] + " " + d
+		}
+		rows = append(rows, row)
+	}
+	writeStat(out, pre+"   ", rows, limit, moreFilesHint(e))
+}
+
+// moreFilesHint says how to see the files of an entry that the log left
+// out.
+func moreFilesHint(e workspace.LogEntry) string {
+	if e.Kind == "window" {
+		return fmt.Sprintf("ckfs diff %s --stat lists them", e.ID)
+	}
+	return "ckfs log --files 0 lists them"
+}
+
 // logFiles lists an entry's files, at most limit of them (0: all), with
 // how many more there are and how to see them.
 func logFiles(out io.Writer, pre string, e workspace.LogEntry, limit int) {
 	for i, f := range e.Files {
 		if limit > 0 && i == limit {
 			more := len(e.Files) - limit
-			how := "ckfs log --files 0 lists them"
-			if e.Kind == "window" {
-				how = fmt.Sprintf("ckfs diff %s --stat lists them", e.ID)
-			}
-			fmt.Fprintf(out, "%s    … and %d more %s (%s)\n", pre, more, english.Noun(more, "file", "files"), how)
+			fmt.Fprintf(out, "%s    … and %s (%s)\n", pre, english.Count(more, "more file", "more files"), moreFilesHint(e))
 			return
 		}
 		fmt.Fprintf(out, "%s    %s %s  %s\n", pre, statusCodes[f.Status], index.Display(f.Path), fileDetail(f))

@@ -37,10 +37,11 @@ agent's Read, Grep or Glob calls) are left out unless --all.
 -n N lists the N newest entries; -- PATH... only the entries that changed
 those paths (globs as in path.Match, against each path and its parent
 directories, and their base names for a pattern without a slash), each
-with only those files; --oneline one line an entry.
+with only those files; --oneline one line an entry; --stat each entry's
+files as git log --stat shows them.
 An entry lists at most --files files (20 by default) and says how many
 more there are.`,
-		Example: "  ckfs log\n  ckfs log -n 5 --oneline\n  ckfs log -- src/api '*.md'\n  ckfs log --json | jq '.[0]'",
+		Example: "  ckfs log\n  ckfs log -n 5 --oneline\n  ckfs log --stat -n 3\n  ckfs log -- src/api '*.md'\n  ckfs log --json | jq '.[0]'",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.ArgsLenAtDash() != 0 && len(args) > 0 {
 				return workspace.Errorf(workspace.ErrUsage, "unexpected argument %q: paths go after -- (ckfs log -- PATH...)", args[0])
@@ -57,6 +58,7 @@ more there are.`,
 	cmd.Flags().BoolVar(&o.All, "all", false, "also list windows in which nothing was written")
 	cmd.Flags().IntVarP(&o.Max, "max-count", "n", 0, "list at most N entries, newest first (0: all)")
 	cmd.Flags().BoolVar(&o.Oneline, "oneline", false, "one line an entry: its checkpoints, how many files, lines added and removed")
+	cmd.Flags().BoolVar(&o.Stat, "stat", false, "each entry's files as git's --stat: a line a file with a +/- graph, then the totals")
 	cmd.Flags().IntVar(&o.Files, "files", 20, "list at most N files of an entry (0: all)")
 	rr.add(cmd)
 	return cmd
