@@ -8,6 +8,7 @@ import (
 
 	"github.com/ckfs-dev/ckfs/cas"
 	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/internal/english"
 	"github.com/ckfs-dev/ckfs/internal/xattr"
 	"golang.org/x/sys/unix"
 )
@@ -64,7 +65,7 @@ func (r *Recorder) image(rel string, durable bool) (st index.State, reason strin
 // file rel, whose stat is s, into st.
 func (r *Recorder) fileImage(rel string, s *unix.Stat_t, st index.State, durable bool) (index.State, string, error) {
 	if s.Size > r.maxSize {
-		return st, fmt.Sprintf("over the size limit (%d bytes > %d)", s.Size, r.maxSize), nil
+		return st, fmt.Sprintf("over the size limit (%s > %s)", english.Size(s.Size), english.Size(r.maxSize)), nil
 	}
 	if err := r.roomForContent(); err != nil {
 		return st, "", err
@@ -91,7 +92,7 @@ func (r *Recorder) fileImage(rel string, s *unix.Stat_t, st index.State, durable
 			return st, "", err
 		}
 		if int64(buf.Len()) > r.maxSize {
-			return st, fmt.Sprintf("over the size limit (grew past %d bytes while captured)", r.maxSize), nil
+			return st, fmt.Sprintf("over the size limit (grew past %s while captured)", english.Size(r.maxSize)), nil
 		}
 		h, err := r.put(buf.Bytes(), durable)
 		if err != nil {
@@ -106,7 +107,7 @@ func (r *Recorder) fileImage(rel string, s *unix.Stat_t, st index.State, durable
 		return st, "", err
 	}
 	if cr.n > r.maxSize {
-		return st, fmt.Sprintf("over the size limit (grew past %d bytes while captured)", r.maxSize), nil
+		return st, fmt.Sprintf("over the size limit (grew past %s while captured)", english.Size(r.maxSize)), nil
 	}
 	r.counted(isNew, cr.n)
 	st.Hash, st.Size = hash, cr.n

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/ckfs-dev/ckfs/internal/english"
 )
 
 var sizeUnits = []struct {
@@ -45,19 +46,7 @@ func FormatSize(n int64) string {
 	if n == 0 {
 		return "none"
 	}
-	for _, u := range []struct {
-		s string
-		m int64
-	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
-		if n >= u.m {
-			v := float64(n) / float64(u.m)
-			if n%u.m == 0 {
-				return fmt.Sprintf("%d%s", n/u.m, u.s)
-			}
-			return fmt.Sprintf("%.1f%s", v, u.s)
-		}
-	}
-	return fmt.Sprintf("%dB", n)
+	return english.Size(n)
 }
 
 // ParseDuration reads a Go duration with two more units, d (24h) and w

@@ -17,6 +17,7 @@ import (
 	"github.com/ckfs-dev/ckfs/cas"
 	"github.com/ckfs-dev/ckfs/index"
 	"github.com/ckfs-dev/ckfs/internal/beneath"
+	"github.com/ckfs-dev/ckfs/internal/english"
 	"golang.org/x/sys/unix"
 )
 
@@ -92,7 +93,7 @@ func takeBaseline(ctx context.Context, dir string, o baselineOptions, store func
 		case index.TypeFile:
 			e.Size = st.Size()
 			if o.maxFileSize > 0 && st.Size() > o.maxFileSize {
-				e.Skip = fmt.Sprintf("larger than the capture limit of %d bytes", o.maxFileSize)
+				e.Skip = fmt.Sprintf("larger than the capture limit of %s", english.Size(o.maxFileSize))
 				break
 			}
 			if content, err = readRegular(root, rel); err != nil {

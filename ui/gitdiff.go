@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/aymanbagabas/go-udiff"
-	"github.com/ckfs-dev/ckfs/config"
 	"github.com/ckfs-dev/ckfs/index"
 	"github.com/ckfs-dev/ckfs/internal/english"
 	"github.com/ckfs-dev/ckfs/rewind"
@@ -74,7 +73,7 @@ func DiffStat(out io.Writer, diffs []workspace.FileDiff) {
 		case d.Unknown != "":
 			row.note = "content not stored"
 		case binary:
-			row.note = fmt.Sprintf("Bin %s -> %s", config.FormatSize(int64(len(d.FromData))), config.FormatSize(int64(len(d.ToData))))
+			row.note = fmt.Sprintf("Bin %s -> %s", english.Size(int64(len(d.FromData))), english.Size(int64(len(d.ToData))))
 		}
 		rows = append(rows, row)
 	}

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/ckfs-dev/ckfs/config"
 	"github.com/ckfs-dev/ckfs/gc"
 	"github.com/ckfs-dev/ckfs/internal/english"
 	"github.com/ckfs-dev/ckfs/remote"
@@ -21,7 +20,7 @@ func Push(out io.Writer, bucket string, r *remote.PushResult) {
 	}
 	fmt.Fprintf(out, "workspace %s in %s: up to seq %d (%d new %s)\n", r.Workspace, bucket, r.LastSeq, r.Records, english.Noun(r.Records, "record", "records"))
 	there := max(0, r.Objects+r.Baseline-r.Uploaded)
-	fmt.Fprintf(out, "uploaded %s (%s); %d %s there already\n", english.Count(r.Uploaded, "object", "objects"), config.FormatSize(r.UploadedBytes), there, english.Noun(there, "was", "were"))
+	fmt.Fprintf(out, "uploaded %s (%s); %d %s there already\n", english.Count(r.Uploaded, "object", "objects"), english.Size(r.UploadedBytes), there, english.Noun(there, "was", "were"))
 	if r.Baseline > 0 {
 		fmt.Fprintf(out, "baseline: %s\n", english.Count(r.Baseline, "path", "paths"))
 	}
@@ -45,7 +44,7 @@ func Workspaces(out io.Writer, bucket string, hs []*remote.Head, err error) {
 func Restore(out io.Writer, res *remote.RestoreResult, took time.Duration) {
 	fmt.Fprintf(out, "restored checkpoint %d of workspace %s into %s: %d %s, %d %s, %d %s, %s, in %.1fs\n",
 		res.Checkpoint, res.Workspace, res.Dir, res.Files, english.Noun(res.Files, "file", "files"), res.Links, english.Noun(res.Links, "symlink", "symlinks"),
-		res.Dirs, english.Noun(res.Dirs, "directory", "directories"), config.FormatSize(res.Bytes), took.Seconds())
+		res.Dirs, english.Noun(res.Dirs, "directory", "directories"), english.Size(res.Bytes), took.Seconds())
 	for _, l := range res.Left {
 		fmt.Fprintf(out, "  not restored: %s\n", l)
 	}
@@ -64,5 +63,5 @@ func RemoteGC(out io.Writer, bucket string, res *remote.CollectResult, p gc.Poli
 	for _, id := range slices.Sorted(maps.Keys(res.Watermarks)) {
 		fmt.Fprintf(out, "workspace %s: checkpoints from %d on %s restorable\n", id, res.Watermarks[id], map[bool]string{true: "would stay", false: "stay"}[res.DryRun])
 	}
-	fmt.Fprintf(out, "%s %d of %s, %s %s; %d needed, %d younger than the grace period kept\n", verb, res.Deleted, english.Count(res.Objects, "object", "objects"), freed, config.FormatSize(res.Freed), res.Live, res.KeptYoung)
+	fmt.Fprintf(out, "%s %d of %s, %s %s; %d needed, %d younger than the grace period kept\n", verb, res.Deleted, english.Count(res.Objects, "object", "objects"), freed, english.Size(res.Freed), res.Live, res.KeptYoung)
 }

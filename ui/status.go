@@ -5,7 +5,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/ckfs-dev/ckfs/config"
 	"github.com/ckfs-dev/ckfs/internal/english"
 	"github.com/ckfs-dev/ckfs/workspace"
 )
@@ -26,7 +25,7 @@ func Status(out io.Writer, r *workspace.StatusReport) {
 			fmt.Fprintf(out, "store full %s\n", d.FullLine())
 		}
 	}
-	fmt.Fprintf(out, "store      %s (%s, %s)\n", r.Store, english.Count(r.Objects, "object", "objects"), config.FormatSize(r.StoreBytes))
+	fmt.Fprintf(out, "store      %s (%s, %s)\n", r.Store, english.Count(r.Objects, "object", "objects"), english.Size(r.StoreBytes))
 	for _, v := range r.Views {
 		fmt.Fprintf(out, "view       checkpoint %d at %s (read-only; ckfs view --close %s)\n", v.Checkpoint, v.Dir, v.Dir)
 	}

@@ -34,7 +34,7 @@ func GC(out io.Writer, r *gc.Result) {
 		}
 	}
 	fmt.Fprintf(out, "%s %d of %s, %s %s; %s (%s) kept\n", verb, r.Deleted, english.Count(r.Objects, "object", "objects"), freed,
-		config.FormatSize(r.Freed), english.Count(r.Live, "object", "objects"), config.FormatSize(r.Needed))
+		english.Size(r.Freed), english.Count(r.Live, "object", "objects"), english.Size(r.Needed))
 	if r.KeptRecent > 0 {
 		fmt.Fprintf(out, "kept %s stored while collecting\n", english.Count(r.KeptRecent, "object", "objects"))
 	}
@@ -76,7 +76,7 @@ func DU(out io.Writer, u *gc.Usage) {
 
 // Verify prints what a verify found, and repaired.
 func Verify(out io.Writer, r *verify.Report) {
-	fmt.Fprintf(out, "store %s: %s (%s), %s\n", r.Store, english.Count(r.Objects, "object", "objects"), config.FormatSize(r.Bytes), english.Count(r.Records, "record", "records"))
+	fmt.Fprintf(out, "store %s: %s (%s), %s\n", r.Store, english.Count(r.Objects, "object", "objects"), english.Size(r.Bytes), english.Count(r.Records, "record", "records"))
 	list := func(what string, items []string) {
 		for _, i := range items {
 			fmt.Fprintf(out, "  %s: %s\n", what, i)

@@ -15,3 +15,11 @@ func TestCount(t *testing.T) {
 		t.Error("Noun picks the wrong form")
 	}
 }
+
+func TestSize(t *testing.T) {
+	for n, want := range map[int64]string{0: "0B", 512: "512B", 1024: "1KiB", 1536: "1.5KiB", 16 << 20: "16MiB", 17000000: "16.2MiB", 3 << 40: "3TiB"} {
+		if got := Size(n); got != want {
+			t.Errorf("Size(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
