@@ -48,6 +48,10 @@ func TestAgentClaude(t *testing.T) {
 	if w.mounted() {
 		t.Fatal("ckfs agent claude left its mount behind")
 	}
+	// The mount ends with the agent: no hint to re-enter it.
+	if !strings.Contains(got, "mounted "+w.root) || strings.Contains(got, "shells already in") {
+		t.Errorf("ckfs agent claude's own output:\n%s", got)
+	}
 	args, _ := os.ReadFile(filepath.Join(out, "args"))
 	fields := strings.Fields(string(args))
 	if len(fields) != 4 || fields[0] != "--settings" || fields[2] != "--model" || fields[3] != "sonnet" {

@@ -136,8 +136,15 @@ func runAgent(ctx context.Context, o agentOptions, stdout, stderr io.Writer) err
 	c.Env = append(append(os.Environ(), l.Env...), "CKFS_STORE="+ws.Store, "PWD="+root)
 	runErr := c.Run()
 	if mountedHere {
-		if _, err := ws.Unmount(); err != nil {
+		msg, err := ws.Unmount()
+		if err != nil {
 			fmt.Fprintf(stderr, "ckfs: %s stays mounted: %v\n", root, err)
+		}
+		// What a remote still lacks is said; the rest is routine.
+		for _, l := range strings.Split(msg, "\n") {
+			if strings.HasPrefix(l, "warning:") {
+				fmt.Fprintln(stderr, "ckfs: "+l)
+			}
 		}
 	}
 	var ee *exec.ExitError
@@ -154,7 +161,7 @@ func mountForAgent(ctx context.Context, root string, w io.Writer) (*workspace.Wo
 	if err != nil {
 		return nil, err
 	}
-	o := mountOptions{}
+	o := mountOptions{ForAgent: true}
 	o.Root, o.Mountpoint, o.Store = root, root, store
 	if err := o.configure(func(string) bool { return false }); err != nil {
 		return nil, err

@@ -24,6 +24,9 @@ type mountOptions struct {
 	// its URL was set.
 	Remote       config.Remote
 	RemoteSource string
+	// ForAgent: the mount ends with the agent ckfs agent starts in it,
+	// so shells outside need no hint to re-enter it.
+	ForAgent bool
 }
 
 func newMountCmd() *cobra.Command {
@@ -134,7 +137,7 @@ func runMount(ctx context.Context, o mountOptions, stdout, stderr io.Writer) err
 	if isNew && o.Remote.URL != "" {
 		addConfiguredRemote(ctx, o, stdout, stderr)
 	}
-	if o.Mountpoint == o.Root {
+	if o.Mountpoint == o.Root && !o.ForAgent {
 		fmt.Fprintf(stdout, "shells already in %s see the directory under the mount: run cd %q there\n", o.Root, o.Root)
 	}
 	return nil
