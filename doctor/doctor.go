@@ -180,7 +180,7 @@ func workspaceChecks(dir, flag string) []Diagnosis {
 		return []Diagnosis{{"workspace", "fail", err.Error(), ""}}
 	}
 	if _, err := os.Stat(abs); err != nil && IsNotConnected(err) {
-		return []Diagnosis{{"workspace", "fail", abs + " is a dead ckfs mount (transport endpoint is not connected): its daemon is gone", "cd / && ckfs unmount " + abs}}
+		return []Diagnosis{{"workspace", "fail", abs + " is a dead ckfs mount (transport endpoint is not connected): its daemon is gone", "ckfs mount " + abs + " (it detaches the dead mount and mounts again; or ckfs unmount " + abs + ")"}}
 	}
 	ws, err := workspace.Locate(flag, abs)
 	if err != nil {
@@ -199,9 +199,9 @@ func workspaceChecks(dir, flag string) []Diagnosis {
 			ds = append(ds, Diagnosis{"file I/O", "info", st.IO, ""})
 		}
 	case derr == nil:
-		ds = append(ds, Diagnosis{"workspace", "fail", fmt.Sprintf("the daemon of %s (pid %d) is gone", meta.Root, st.PID), "ckfs unmount " + st.Mountpoint})
+		ds = append(ds, Diagnosis{"workspace", "fail", fmt.Sprintf("the daemon of %s (pid %d) is gone", meta.Root, st.PID), "ckfs mount " + meta.Root + " (it detaches the dead mount and mounts again)"})
 	case workspace.MountedAt(meta.Root):
-		ds = append(ds, Diagnosis{"workspace", "fail", meta.Root + " has a ckfs mount whose daemon is gone", "ckfs unmount " + meta.Root})
+		ds = append(ds, Diagnosis{"workspace", "fail", meta.Root + " has a ckfs mount whose daemon is gone", "ckfs mount " + meta.Root + " (it detaches the dead mount and mounts again)"})
 	default:
 		ds = append(ds, Diagnosis{"workspace", "ok", fmt.Sprintf("%s is not mounted (store %s)", meta.Root, store), ""})
 	}

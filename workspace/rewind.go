@@ -95,7 +95,7 @@ func (v *View) Local(fn func(rewind.Env) error) error { return v.Workspace.local
 // were read, else read under the lock.
 func (ws *Workspace) local(recs []index.Record, fn func(rewind.Env) error) error {
 	if MountedAt(ws.Meta.Root) {
-		return Errorf(ErrNotMounted, "%s has a ckfs mount whose daemon is gone: run ckfs unmount %s first", ws.Meta.Root, ws.Meta.Root)
+		return Errorf(ErrNotMounted, "%s has a ckfs mount whose daemon is gone: run ckfs mount %s first (it detaches the dead mount and mounts again)", ws.Meta.Root, ws.Meta.Root)
 	}
 	w, _, err := index.OpenWriter(ws.Store, index.WriterOptions{})
 	if errors.Is(err, index.ErrLocked) {

@@ -50,11 +50,11 @@ func (w *Workspace) Status() *StatusReport {
 			r.State, r.Daemon = "mounted", info
 		} else {
 			r.State = "dead"
-			r.Hint = fmt.Sprintf("daemon pid %d is not answering; run: ckfs unmount %s", st.PID, st.Mountpoint)
+			r.Hint = fmt.Sprintf("daemon pid %d is not answering; run: ckfs mount %s (it detaches the dead mount and mounts again)", st.PID, st.Mountpoint)
 		}
 	} else if MountedAt(meta.Root) {
 		r.State, r.Mountpoint = "dead", meta.Root
-		r.Hint = "a ckfs mount without a daemon; run: ckfs unmount " + meta.Root
+		r.Hint = "a ckfs mount without a daemon; run: ckfs mount " + meta.Root + " (it detaches the dead mount and mounts again)"
 	}
 	r.HookProblems, r.HookLast = hookProblems(store)
 	r.Views = w.Views()

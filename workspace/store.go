@@ -255,10 +255,20 @@ func CheckMountable(store, root, mountpoint string) error {
 				return Errorf(ErrBusy, "%s is already mounted by daemon pid %d with the store %s (another CKFS_HOME or --store): ckfs unmount %s first", mountpoint, st.PID, other, mountpoint)
 			}
 		}
-		return Errorf(ErrBusy, "%s has a ckfs mount whose daemon is gone: run ckfs unmount %s", mountpoint, mountpoint)
+		return &DeadMountError{Mountpoint: mountpoint}
 	}
 	return nil
 }
+
+// DeadMountError is a ckfs mount whose daemon is gone, in the way of a
+// new one: CleanDeadMount detaches it. It is of kind ErrBusy.
+type DeadMountError struct{ Mountpoint string }
+
+func (e *DeadMountError) Error() string {
+	return fmt.Sprintf("%s has a ckfs mount whose daemon is gone: ckfs mount %s detaches it and mounts again (or ckfs unmount %s)", e.Mountpoint, e.Mountpoint, e.Mountpoint)
+}
+
+func (e *DeadMountError) Is(target error) bool { return target == ErrBusy }
 
 // FileCheckpoint is the file timeline's last seq: through the daemon (after
 // it records what is being written) when mounted, from the file otherwise.

@@ -20,12 +20,12 @@ func (w *Workspace) Unmount() (string, error) {
 	st, err := ReadDaemonState(store)
 	if err != nil {
 		if MountedAt(root) {
-			return cleanDeadMount(store, root)
+			return CleanDeadMount(store, root)
 		}
 		return "", Errorf(ErrNotMounted, "%s is not mounted", root)
 	}
 	if !ProcessAlive(st.PID) {
-		return cleanDeadMount(store, st.Mountpoint)
+		return CleanDeadMount(store, st.Mountpoint)
 	}
 	if err := DaemonOf(store).Unmount(); err != nil {
 		if inside(parentCwd(), st.Mountpoint) {
@@ -46,9 +46,9 @@ func (w *Workspace) Unmount() (string, error) {
 	return strings.Join(append([]string{"unmounted " + st.Mountpoint}, w.UnpushedWarnings()...), "\n"), nil
 }
 
-// cleanDeadMount removes a mount whose daemon is gone ("transport endpoint
+// CleanDeadMount removes a mount whose daemon is gone ("transport endpoint
 // is not connected") and the daemon's leftover state.
-func cleanDeadMount(store, mnt string) (string, error) {
+func CleanDeadMount(store, mnt string) (string, error) {
 	if mnt == "/" {
 		// Detaching "/" would take the machine's root file system with it.
 		return "", Errorf(ErrRefused, "refusing to unmount /: a ckfs mount over / can only go with a reboot (or the end of its mount namespace); ckfs mount no longer mounts /")

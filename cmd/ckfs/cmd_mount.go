@@ -103,7 +103,18 @@ func (o *mountOptions) configure(set func(flag string) bool) error {
 }
 
 func runMount(ctx context.Context, o mountOptions, stdout, stderr io.Writer) error {
-	if err := workspace.CheckMountable(o.Store, o.Root, o.Mountpoint); err != nil {
+	err := workspace.CheckMountable(o.Store, o.Root, o.Mountpoint)
+	if dead := (*workspace.DeadMountError)(nil); errors.As(err, &dead) {
+		// A daemon that died (killed, crashed, out of memory) left its
+		// mount: it serves nothing, so it is detached and mounted again;
+		// what the dead daemon was writing is reconciled by the new one.
+		if _, err := workspace.CleanDeadMount(o.Store, dead.Mountpoint); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "the daemon of the mount at %s was gone: detached that mount, mounting again (a shell or process still inside the old mount must cd %q again)\n", dead.Mountpoint, dead.Mountpoint)
+		err = workspace.CheckMountable(o.Store, o.Root, o.Mountpoint)
+	}
+	if err != nil {
 		return err
 	}
 	if o.Foreground {
