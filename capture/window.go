@@ -20,6 +20,25 @@ func (r *Recorder) OpenWindows() []string {
 	return ids
 }
 
+// WindowInfo is an open window as a successor daemon reopens it.
+type WindowInfo struct {
+	ID    string `json:"id"`
+	Tool  string `json:"tool,omitempty"`
+	Label string `json:"label,omitempty"`
+	Agent Agent  `json:"agent"`
+}
+
+// OpenWindowInfo lists the open windows, oldest first, with their agents.
+func (r *Recorder) OpenWindowInfo() []WindowInfo {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]WindowInfo, len(r.windows))
+	for i, w := range r.windows {
+		out[i] = WindowInfo{w.id, w.tool, w.label, w.agent}
+	}
+	return out
+}
+
 // OpenWindow opens a window: a boundary, after which writes belong to it.
 func (r *Recorder) OpenWindow(id, tool, label string) (uint64, error) {
 	return r.OpenAgentWindow(id, tool, label, Agent{})

@@ -75,6 +75,11 @@ type daemon struct {
 	conns sync.WaitGroup
 	// unmounted: stop has unmounted already (or the kernel did).
 	unmounted bool
+	// succ is what the supervisor gave this worker (supervise_linux.go);
+	// tookOver says this daemon serves a connection a dead one mounted.
+	succ     Succession
+	tookOver bool
+	nodes    []byte // a successor's: the node journal its predecessor wrote
 }
 
 // cleanups is a stack of clean-up steps, run last first.
@@ -91,8 +96,9 @@ func (c *cleanups) run() {
 
 // unmountHard unmounts, lazily if the mount is busy, so a signalled daemon
 // never leaves a dead mount behind.
-func unmountHard(srv *fuse.Server, mnt string, log *slog.Logger) {
-	if err := srv.Unmount(); err != nil {
+func (d *daemon) unmountHard() {
+	mnt, log := d.o.Mountpoint, d.log
+	if err := d.unmount(); err != nil {
 		log.Warn("unmount failed; detaching", "err", err)
 		if err := workspace.Detach(mnt); err != nil {
 			log.Error("detach failed", "err", err)
@@ -115,6 +121,7 @@ func (d *daemon) handle(req workspace.Request) workspace.Reply {
 	switch req.Op {
 	case workspace.OpOpen:
 		seq, err := d.rec.OpenAgentWindow(req.ID, req.Tool, req.Label, capture.Agent{PID: req.Agent, Command: req.Command, Marked: req.Marked})
+		d.writeOpenWindows()
 		if err != nil {
 			return workspace.Reply{Error: fmt.Sprintf("open window %q: %v", req.ID, err), Code: codeOf(err)}
 		}
@@ -125,6 +132,7 @@ func (d *daemon) handle(req workspace.Request) workspace.Reply {
 			req.ID = ids[len(ids)-1]
 		}
 		seq, err := d.rec.CloseWindowReason(req.ID, req.Reason)
+		d.writeOpenWindows()
 		if err != nil {
 			return workspace.Reply{Error: fmt.Sprintf("close window %q: %v", req.ID, err), Code: codeOf(err)}
 		}
@@ -159,7 +167,7 @@ func (d *daemon) handle(req workspace.Request) workspace.Reply {
 		if err := d.rec.Flush(); err != nil {
 			d.log.Error("flush before unmount", "err", err)
 		}
-		if err := d.srv.Unmount(); err != nil {
+		if err := d.unmount(); err != nil {
 			msg := fmt.Sprintf("unmount %s: %v", d.o.Mountpoint, err)
 			if busy := workspace.BusyProcesses(d.o.Mountpoint); len(busy) > 0 {
 				msg += "; in use by: " + strings.Join(busy, "; ")

@@ -25,6 +25,7 @@ import (
 	"github.com/ckfs-dev/ckfs/internal/proc"
 	"github.com/ckfs-dev/ckfs/internal/testhooks"
 	"github.com/ckfs-dev/ckfs/workspace"
+	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
 )
 
@@ -32,6 +33,13 @@ import (
 // the mount goes away: open, then serve, then stop. It reports on ready
 // one line, as readyReport writes it, once the mount serves or could not.
 func Run(ctx context.Context, o Options, ready io.Writer) error {
+	return RunWorker(ctx, o, ready, Succession{FuseFd: -1, RootFd: -1})
+}
+
+// RunWorker is Run for a worker of a supervisor (Supervise): the first
+// hands it the connection once it serves, a successor serves the
+// connection it is given.
+func RunWorker(ctx context.Context, o Options, ready io.Writer, succ Succession) error {
 	// A long-running daemon keeps its heap small: collect when the heap
 	// has grown by a quarter. The inode tables of a large tree dominate it
 	// (about 440 bytes a walked entry in go-fuse), and the peak RSS is
@@ -42,7 +50,7 @@ func Run(ctx context.Context, o Options, ready io.Writer) error {
 	// sends; the daemon must not apply its own on top.
 	// In-process (Start), the umask is given back when the daemon stops.
 	defer syscall.Umask(syscall.Umask(0))
-	d, err := open(o)
+	d, err := open(o, succ)
 	fmt.Fprintln(ready, readyReport(err))
 	if err != nil {
 		return err
@@ -57,8 +65,8 @@ func Run(ctx context.Context, o Options, ready io.Writer) error {
 // the daemon's state file and the link that finds the store from the
 // mountpoint. What it acquired is on d.undo; if it fails, it releases all
 // of it.
-func open(o Options) (_ *daemon, err error) {
-	d := &daemon{o: o, stop: make(chan string, 4), sizeEvery: testhooks.SizeCheckEvery(), lastSizeCheck: time.Now()}
+func open(o Options, succ Succession) (_ *daemon, err error) {
+	d := &daemon{o: o, stop: make(chan string, 4), sizeEvery: testhooks.SizeCheckEvery(), lastSizeCheck: time.Now(), succ: succ, tookOver: succ.FuseFd >= 0}
 	defer func() {
 		if err != nil {
 			d.undo.run()
@@ -90,7 +98,12 @@ func open(o Options) (_ *daemon, err error) {
 	if err := d.register(); err != nil {
 		return nil, err
 	}
+	if d.tookOver {
+		d.log.Info("took the mount over", "root", o.Root, "mountpoint", o.Mountpoint)
+		return d, nil
+	}
 	d.log.Info("mounted", "root", o.Root, "mountpoint", o.Mountpoint)
+	d.handOff()
 	return d, nil
 }
 
@@ -121,9 +134,12 @@ func (d *daemon) openCapture() error {
 	if tail != nil {
 		return workspace.BadTimeline(o.Store, tail)
 	}
-	rootFd, err := workspace.OpenRoot(o.Root)
-	if err != nil {
-		return fmt.Errorf("open %s: %w", o.Root, err)
+	rootFd := d.succ.RootFd
+	if !d.tookOver {
+		// A successor is given the directory: its path is the mount.
+		if rootFd, err = workspace.OpenRoot(o.Root); err != nil {
+			return fmt.Errorf("open %s: %w", o.Root, err)
+		}
 	}
 	d.rootFd = rootFd
 	d.undo.push(func() { unix.Close(rootFd) })
@@ -135,10 +151,19 @@ func (d *daemon) openCapture() error {
 	if err != nil {
 		return err
 	}
-	if done, err := d.rec.Reconcile(history); err != nil {
+	known := readOpenWindows(o.Store)
+	done, err := d.rec.Reconcile(history)
+	if err != nil {
 		return fmt.Errorf("finish what the previous daemon left open: %w", err)
 	} else if len(done.Windows) > 0 || done.Paths > 0 {
 		d.log.Warn("the previous daemon stopped without finishing; reconciled", "interrupted_windows", done.Windows, "post_images", done.Paths)
+	}
+	if d.tookOver {
+		// The calls the dead daemon had open go on: their windows, closed
+		// as interrupted, open again under the same ids and agents. The
+		// mount never went away, so nothing changed behind it: the disk
+		// needs no check against the timeline.
+		return d.reopenWindows(done.Windows, known, history)
 	}
 	// Before anything is attributed to a window, the disk is checked
 	// against the timeline: what changed while nothing was mounted is the
@@ -151,11 +176,15 @@ func (d *daemon) openCapture() error {
 	return nil
 }
 
-// mount serves the passthrough at the mountpoint.
+// mount serves the passthrough at the mountpoint, or, for a successor,
+// on the connection it was given.
 func (d *daemon) mount() error {
 	o := d.o
 	fsys, err := fusefs.New(d.rootFd, o.Root, d.rec)
 	if err != nil {
+		return err
+	}
+	if err := d.keepNodeJournal(fsys); err != nil {
 		return err
 	}
 	if o.OwnProcess {
@@ -172,7 +201,13 @@ func (d *daemon) mount() error {
 	if !strings.ContainsAny(o.Store, ", \t\n\\") {
 		source = workspace.SourcePrefix + o.Store
 	}
-	srv, err := fsys.Mount(o.Mountpoint, fusefs.Options{InPlace: o.Mountpoint == o.Root, AllowOther: o.AllowOther, Debug: o.Debug, Source: source, Cached: o.IO != config.IOPassthrough})
+	fo := fusefs.Options{InPlace: o.Mountpoint == o.Root, AllowOther: o.AllowOther, Debug: o.Debug, Source: source, Cached: o.IO != config.IOPassthrough}
+	var srv *fuse.Server
+	if d.tookOver {
+		srv, err = d.takeOver(fsys, fo)
+	} else {
+		srv, err = fsys.Mount(o.Mountpoint, fo)
+	}
 	if err != nil {
 		return err
 	}
@@ -220,6 +255,9 @@ func (d *daemon) listen() error {
 func (d *daemon) register() error {
 	o := d.o
 	st := workspace.DaemonState{PID: os.Getpid(), Root: o.Root, Mountpoint: o.Mountpoint, Socket: workspace.SocketPath(o.Store), Started: time.Now().UTC(), IO: d.fsys.Model()}
+	if d.succ.Handoff != nil || d.tookOver {
+		st.Supervisor = os.Getppid()
+	}
 	b, _ := json.MarshalIndent(st, "", "  ")
 	state := workspace.Layout(o.Store).DaemonState()
 	if err := durable.WriteFile(state, append(b, '\n'), 0o600); err != nil {
@@ -298,7 +336,7 @@ func (d *daemon) stopServing(why string) {
 	d.up.close() // before collecting: the pushed seq bounds what may go
 	d.collectAtStop(d.tl)
 	if why != "unmounted" && why != "the mount went away" {
-		unmountHard(d.srv, d.o.Mountpoint, d.log)
+		d.unmountHard()
 	}
 	d.unmounted = true
 	log := d.log

@@ -25,6 +25,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -95,7 +96,18 @@ type FS struct {
 	model string
 	// wfds keeps the cached model's write descriptors open (writefd.go).
 	wfds writeFds
+	// journal records the node ids handed to the kernel, for a successor
+	// daemon (nodejournal.go); nil when none is kept.
+	journal *nodeJournal
+	// restoring is set while a takeover registers the kernel's nodes,
+	// before the mount is served.
+	restoring bool
 }
+
+// KeepNodeJournal makes f record in j (OpenNodeJournal) the node ids it
+// hands the kernel, so that a successor daemon can take the mount over.
+// It must be called before the mount is served.
+func (f *FS) KeepNodeJournal(j *os.File) { f.journal = &nodeJournal{f: j} }
 
 // CloseWriteFds closes the descriptors kept open for writes made without
 // a handle, once no request uses them (at a boundary, and at unmount).
@@ -120,6 +132,22 @@ func (f *FS) Root() fs.InodeEmbedder { return f.root }
 
 // Mount serves f at mountpoint and returns when the mount is live.
 func (f *FS) Mount(mountpoint string, o Options) (*fuse.Server, error) {
+	opts, raw := f.server(o)
+	srv, err := fuse.NewServer(raw, mountpoint, &opts.MountOptions)
+	if err != nil {
+		return nil, fmt.Errorf("mount %s: %w", mountpoint, err)
+	}
+	go srv.Serve()
+	if err := srv.WaitMount(); err != nil {
+		return nil, fmt.Errorf("mount %s: %w", mountpoint, err)
+	}
+	f.setModel(o, srv)
+	return srv, nil
+}
+
+// server is what serving f as o says takes: go-fuse's options, and the
+// file system the server is given.
+func (f *FS) server(o Options) (*fs.Options, fuse.RawFileSystem) {
 	long, short := time.Hour, time.Second
 	timeout := short
 	if o.InPlace {
@@ -132,6 +160,10 @@ func (f *FS) Mount(mountpoint string, o Options) (*fuse.Server, error) {
 		NegativeTimeout: &timeout,
 		// Modes are reported exactly: a file created 0000 is 0000.
 		NullPermissions: true,
+		// Node ids are the backing files' inode numbers, so that a
+		// successor daemon hands out the ids the kernel holds
+		// (nodejournal.go).
+		ExternalNodeID: f.journal != nil,
 		MountOptions: fuse.MountOptions{
 			FsName:     cmp.Or(o.Source, "ckfs"),
 			Name:       "ckfs",
@@ -169,14 +201,11 @@ func (f *FS) Mount(mountpoint string, o Options) (*fuse.Server, error) {
 	if f.noOpen {
 		raw = &noOpen{Files: nohandle.Files{RawFileSystem: raw}}
 	}
-	srv, err := fuse.NewServer(raw, mountpoint, &opts.MountOptions)
-	if err != nil {
-		return nil, fmt.Errorf("mount %s: %w", mountpoint, err)
-	}
-	go srv.Serve()
-	if err := srv.WaitMount(); err != nil {
-		return nil, fmt.Errorf("mount %s: %w", mountpoint, err)
-	}
+	return opts, raw
+}
+
+// setModel says, once srv serves, how the mount serves files.
+func (f *FS) setModel(o Options, srv *fuse.Server) {
 	offered := srv.KernelSettings().Flags64()&fuse.CAP_NO_OPEN_SUPPORT != 0
 	switch {
 	case !o.InPlace:
@@ -190,7 +219,6 @@ func (f *FS) Mount(mountpoint string, o Options) (*fuse.Server, error) {
 	default:
 		f.model = "passthrough: every open is a request, large reads and writes bypass the daemon (capture.io = passthrough)"
 	}
-	return srv, nil
 }
 
 // Model says how the mount serves files, for ckfs doctor.

@@ -20,6 +20,18 @@ func (n *node) before(ctx context.Context, name string) (done func(), errno sysc
 	return done, refuse(err)
 }
 
+// Lookup is the loopback's, with the node id it hands out journaled.
+func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	if in, ok := n.lookupStale(ctx, name); ok {
+		return in, 0
+	}
+	in, errno := n.LoopbackNode.Lookup(ctx, name, out)
+	if errno == 0 {
+		n.handed(name, in)
+	}
+	return in, errno
+}
+
 func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	done, errno := n.before(ctx, name)
 	if errno != 0 {
@@ -27,6 +39,9 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	}
 	defer done()
 	in, errno := n.LoopbackNode.Mkdir(ctx, name, mode, out)
+	if errno == 0 {
+		n.handed(name, in)
+	}
 	if errno == 0 && mode&0o7000 != 0 {
 		// os.Mkdir drops setuid/setgid/sticky; restore the exact mode.
 		if err := unix.Fchmodat(n.fsys.rootFd, mustChild(n, name), mode&0o7777, 0); err == nil {
@@ -47,7 +62,11 @@ func (n *node) Mknod(ctx context.Context, name string, mode, rdev uint32, out *f
 		return nil, errno
 	}
 	defer done()
-	return n.LoopbackNode.Mknod(ctx, name, mode, rdev, out)
+	in, errno := n.LoopbackNode.Mknod(ctx, name, mode, rdev, out)
+	if errno == 0 {
+		n.handed(name, in)
+	}
+	return in, errno
 }
 
 func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
@@ -56,7 +75,12 @@ func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
 		return errno
 	}
 	defer done()
-	return n.LoopbackNode.Rmdir(ctx, name)
+	ch := n.GetChild(name)
+	errno = n.LoopbackNode.Rmdir(ctx, name)
+	if errno == 0 {
+		n.fsys.unreachable(ch)
+	}
+	return errno
 }
 
 func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
@@ -66,7 +90,12 @@ func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
 	}
 	defer done()
 	n.pinChild(name)
-	return n.LoopbackNode.Unlink(ctx, name)
+	ch := n.GetChild(name)
+	errno = n.LoopbackNode.Unlink(ctx, name)
+	if errno == 0 {
+		n.fsys.unreachable(ch)
+	}
+	return errno
 }
 
 func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
@@ -75,7 +104,11 @@ func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.Entry
 		return nil, errno
 	}
 	defer done()
-	return n.LoopbackNode.Symlink(ctx, target, name, out)
+	in, errno := n.LoopbackNode.Symlink(ctx, target, name, out)
+	if errno == 0 {
+		n.handed(name, in)
+	}
+	return in, errno
 }
 
 func (n *node) Link(ctx context.Context, target fs.InodeEmbedder, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
@@ -87,7 +120,11 @@ func (n *node) Link(ctx context.Context, target fs.InodeEmbedder, name string, o
 	if t, ok := target.(*node); ok {
 		target = t.LoopbackNode
 	}
-	return n.LoopbackNode.Link(ctx, target, name, out)
+	in, errno := n.LoopbackNode.Link(ctx, target, name, out)
+	if errno == 0 {
+		n.handed(name, in)
+	}
+	return in, errno
 }
 
 // renameExchange is RENAME_EXCHANGE as the FUSE protocol carries it.
@@ -115,9 +152,16 @@ func (n *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 	if !exchange {
 		np.pinChild(newName) // renamed over
 	}
+	moving, over := n.GetChild(name), np.GetChild(newName)
 	errno := n.LoopbackNode.Rename(ctx, name, np.LoopbackNode, newName, flags)
 	if errno == 0 {
 		n.fsys.hooks.Renamed(src, dst, exchange)
+		n.fsys.moved(moving, np, newName)
+		if exchange {
+			n.fsys.moved(over, n, name)
+		} else if over != moving {
+			n.fsys.unreachable(over)
+		}
 	}
 	return errno
 }

@@ -93,6 +93,7 @@ func (n *node) pinnedFd() int {
 // OnForget closes the node's pinned file: the kernel holds no reference
 // to the node any more, so no request can name it.
 func (n *node) OnForget() {
+	n.fsys.journal.add('F', n.fsys.nodeID(n.EmbeddedInode()), 0, 0, 0, "")
 	if p := n.pin.Swap(nil); p != nil {
 		p.f.Close()
 	}

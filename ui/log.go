@@ -86,7 +86,7 @@ func windowState(e workspace.LogEntry) string {
 		state = fmt.Sprintf("from checkpoint %d, still open", e.Before)
 	}
 	if e.Interrupted {
-		state += " (interrupted: the daemon stopped inside it; its changes were recorded at the next mount)"
+		state += " (interrupted: the daemon stopped inside it; what it wrote until then was recorded when a daemon started again)"
 	}
 	switch {
 	case len(e.Alongside) > 0 && e.Guessed > 0:

@@ -47,6 +47,12 @@ func (l Layout) DaemonState() string { return filepath.Join(string(l), "daemon.j
 func (l Layout) Socket() string      { return filepath.Join(string(l), "control.sock") }
 func (l Layout) DaemonLog() string   { return filepath.Join(string(l), "daemon.log") }
 
+// NodeJournal and OpenWindows let a successor daemon take a live mount
+// over: the node ids the kernel holds, and the windows open with their
+// agents.
+func (l Layout) NodeJournal() string { return filepath.Join(string(l), "nodes.journal") }
+func (l Layout) OpenWindows() string { return filepath.Join(string(l), "open-windows.json") }
+
 // HookLog is where agent hooks report problems; AgentSettings the
 // settings file ckfs agent NAME passes to the agent for one run.
 func (l Layout) HookLog() string { return filepath.Join(string(l), "hook.log") }

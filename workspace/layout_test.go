@@ -21,7 +21,7 @@ func TestLayoutMatchesTheFormat(t *testing.T) {
 		"Meta": l.Meta(), "Objects": l.Objects(), "Timeline": l.Timeline(), "TimelineCache": l.TimelineCache(),
 		"Marks": l.Marks(), "Sessions": l.Sessions(), "Journals": l.Journals(), "Quarantine": l.Quarantine(),
 		"DaemonState": l.DaemonState(), "Socket": l.Socket(), "DaemonLog": l.DaemonLog(), "HookLog": l.HookLog(),
-		"AgentSettings": l.AgentSettings("claude"),
+		"AgentSettings": l.AgentSettings("claude"), "NodeJournal": l.NodeJournal(), "OpenWindows": l.OpenWindows(),
 	} {
 		rel := strings.TrimPrefix(p, "/s/")
 		first := strings.Split(rel, "/")[0]

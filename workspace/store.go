@@ -34,6 +34,9 @@ type DaemonState struct {
 	Started    time.Time `json:"started"`
 	// IO says how the mount serves files (the cached model, passthrough).
 	IO string `json:"io,omitempty"`
+	// Supervisor is the process that starts a successor when this daemon
+	// dies (0: none; the mount then ends with it).
+	Supervisor int `json:"supervisor,omitempty"`
 }
 
 // Base is the directory under which default stores live.

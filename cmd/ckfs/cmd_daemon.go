@@ -9,8 +9,9 @@ import (
 )
 
 func newDaemonCmd() *cobra.Command {
-	var readyFd int
-	var options string
+	var readyFd, handoffFd, fuseFd, rootFd int
+	var options, init string
+	var worker bool
 	cmd := &cobra.Command{
 		Use:    "daemon --options JSON",
 		Short:  "Serve a mount (started by ckfs mount)",
@@ -22,17 +23,35 @@ func newDaemonCmd() *cobra.Command {
 				return err
 			}
 			o.OwnProcess = true
-			ready, done := readyWriter(readyFd)
-			defer done()
 			// Never hold a reference into the mounted view.
 			if err := os.Chdir("/"); err != nil {
 				return err
 			}
-			return daemon.Run(cmd.Context(), o, ready)
+			if !worker {
+				// The supervisor: it starts the worker that serves, and a
+				// successor when a worker dies.
+				exe, err := os.Executable()
+				if err != nil {
+					return err
+				}
+				return daemon.Supervise(exe, o, readyFd)
+			}
+			succ, err := daemon.ParseSuccession(handoffFd, fuseFd, rootFd, init)
+			if err != nil {
+				return err
+			}
+			ready, done := readyWriter(readyFd)
+			defer done()
+			return daemon.RunWorker(cmd.Context(), o, ready, succ)
 		},
 	}
 	cmd.Flags().IntVar(&readyFd, "ready-fd", 0, "file descriptor to report readiness on")
 	cmd.Flags().StringVar(&options, "options", "", "the daemon's options, as ckfs mount writes them")
+	cmd.Flags().BoolVar(&worker, "worker", false, "serve, as the supervisor's worker")
+	cmd.Flags().IntVar(&handoffFd, "handoff-fd", 0, "worker: the socket to hand the connection to the supervisor on")
+	cmd.Flags().IntVar(&fuseFd, "fuse-fd", 0, "successor: the live connection's /dev/fuse descriptor")
+	cmd.Flags().IntVar(&rootFd, "root-fd", 0, "successor: the backing directory's descriptor")
+	cmd.Flags().StringVar(&init, "init", "", "successor: the kernel's INIT, in hex")
 	return cmd
 }
 
