@@ -72,8 +72,12 @@ func open(o Options, succ Succession) (_ *daemon, err error) {
 			d.undo.run()
 		}
 	}()
-	if err := workspace.Init(o.Store, o.Root); err != nil {
-		return nil, err
+	// A successor touches no path under the mountpoint: the mount it is
+	// taking over answers nothing until it serves. The store exists.
+	if !d.tookOver {
+		if err := workspace.Init(o.Store, o.Root); err != nil {
+			return nil, err
+		}
 	}
 	if d.meta, err = workspace.ReadMeta(o.Store); err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"bufio"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 	"os/exec"
 	"os/signal"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -73,13 +76,11 @@ func recvHandoff(sock *os.File) (handoff, error) {
 	return handoff{fuseFd: fds[0], rootFd: fds[1], init: buf[:n]}, nil
 }
 
-// Restarts: a successor that dies within crashWindow of its start counts
-// towards maxQuickDeaths in a row, after which the supervisor gives up (a
-// worker that cannot serve at all would otherwise be restarted forever).
-const (
-	crashWindow    = 10 * time.Second
-	maxQuickDeaths = 5
-)
+// maxFailedStarts is how many successors in a row may die before they
+// serve before the supervisor gives up (one that cannot serve at all
+// would otherwise be restarted forever). Deaths after serving are what
+// the supervisor is for, and do not count.
+const maxFailedStarts = 3
 
 // Supervise is the supervisor's body: it starts the worker with the
 // ready descriptor ckfs mount reads, keeps what the worker hands it, and
@@ -123,9 +124,9 @@ func Supervise(exe string, o Options, readyFd int) error {
 	go forwardSignals(sigs, current)
 	log := supervisorLog(o)
 	var h *handoff
-	quick := 0
+	failed := 0
+	served := func() bool { return true } // the first worker handed over only once it served
 	for {
-		started := time.Now()
 		err := cmd.Wait()
 		if err == nil {
 			return nil
@@ -140,18 +141,15 @@ func Supervise(exe string, o Options, readyFd int) error {
 		if h == nil || !workspace.MountedAt(o.Mountpoint) {
 			return err // nothing to take over with: the mount goes with it
 		}
-		if time.Since(started) < crashWindow {
-			quick++
-		} else {
-			quick = 0
-		}
-		if quick > maxQuickDeaths {
-			log.Error("workers keep dying; giving the mount up", "deaths", quick, "err", err)
+		if served() {
+			failed = 0
+		} else if failed++; failed >= maxFailedStarts {
+			log.Error("successors keep dying before they serve; giving the mount up", "failed", failed, "err", err)
 			return err
 		}
 		log.Warn("the worker died; a successor takes the mount over", "pid", cmd.Process.Pid, "err", err.Error())
 		<-current
-		cmd, err = startSuccessor(exe, o, *h)
+		cmd, served, err = startSuccessor(exe, o, *h)
 		if err != nil {
 			log.Error("could not start a successor", "err", err)
 			return err
@@ -201,22 +199,41 @@ func startWorker(exe string, o Options, extra []*os.File, args []string) (*exec.
 	return cmd, nil
 }
 
-// startSuccessor starts a worker that takes the connection of h over.
-func startSuccessor(exe string, o Options, h handoff) (*exec.Cmd, error) {
+// startSuccessor starts a worker that takes the connection of h over;
+// served reports whether it has said it serves.
+func startSuccessor(exe string, o Options, h handoff) (_ *exec.Cmd, served func() bool, err error) {
 	// Duplicates: the supervisor keeps its own for the next successor.
-	fuse, err := unix.FcntlInt(uintptr(h.fuseFd), unix.F_DUPFD_CLOEXEC, 3)
-	if err != nil {
-		return nil, err
+	var files []*os.File
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	for _, fd := range []int{h.fuseFd, h.rootFd} {
+		d, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 3)
+		if err != nil {
+			return nil, nil, err
+		}
+		files = append(files, os.NewFile(uintptr(d), "fd"))
 	}
-	root, err := unix.FcntlInt(uintptr(h.rootFd), unix.F_DUPFD_CLOEXEC, 3)
+	pr, pw, err := os.Pipe()
 	if err != nil {
-		unix.Close(fuse)
-		return nil, err
+		return nil, nil, err
 	}
-	ff, rf := os.NewFile(uintptr(fuse), "fuse"), os.NewFile(uintptr(root), "root")
-	defer ff.Close()
-	defer rf.Close()
-	return startWorker(exe, o, []*os.File{ff, rf}, []string{"--fuse-fd", "3", "--root-fd", "4", "--init", hex.EncodeToString(h.init)})
+	files = append(files, pw)
+	cmd, err := startWorker(exe, o, files, []string{"--fuse-fd", "3", "--root-fd", "4", "--ready-fd", "5", "--init", hex.EncodeToString(h.init)})
+	if err != nil {
+		pr.Close()
+		return nil, nil, err
+	}
+	var ok atomic.Bool
+	go func() {
+		defer pr.Close()
+		line, _ := bufio.NewReader(pr).ReadString('\n')
+		rep, isReady := parseReady(strings.TrimSpace(line))
+		ok.Store(isReady && rep == nil)
+	}()
+	return cmd, ok.Load, nil
 }
 
 // ParseSuccession reads a worker's command line into its Succession.

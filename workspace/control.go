@@ -110,35 +110,71 @@ func SocketPath(store string) string { return Layout(store).Socket() }
 
 // Call sends one request to the daemon of store and returns its reply.
 // Before a window boundary (open, close, flush) it writes back what the
-// mount's page cache holds dirty (see syncMount).
+// mount's page cache holds dirty (see syncMount). While the daemon is
+// being succeeded (a supervisor starts a new one on the same mount after
+// the old one died) it waits for the successor, up to successorWait; a
+// request the dead daemon may have done without answering is sent again,
+// and for a window's open or close a refusal of that second one (already
+// open, not open) means the first took effect.
 func Call(store string, req Request) (*Reply, error) {
 	if req.Op == OpOpen || req.Op == OpClose || req.Op == OpFlush {
 		syncMount(store)
 	}
+	deadline := time.Now().Add(successorWait)
+	lost := false // a request reached a daemon that died before answering
+	for {
+		rep, sent, err := call(store, req)
+		if rep != nil {
+			if err != nil && lost && rep.Code == CodeRefused && (req.Op == OpOpen || req.Op == OpClose) {
+				return &Reply{OK: true, ID: req.ID}, nil
+			}
+			return rep, err
+		}
+		if err == nil || !time.Now().Before(deadline) || !succeeding(store) {
+			return rep, err
+		}
+		lost = lost || sent
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// successorWait bounds how long a command waits for a successor daemon.
+const successorWait = 15 * time.Second
+
+// succeeding reports whether store's daemon has a supervisor alive that
+// starts a successor when it dies.
+func succeeding(store string) bool {
+	st, err := ReadDaemonState(store)
+	return err == nil && st.Supervisor > 0 && ProcessAlive(st.Supervisor)
+}
+
+// call sends req once; sent says whether it reached a daemon, rep is set
+// when one answered.
+func call(store string, req Request) (rep *Reply, sent bool, err error) {
 	sock := SocketPath(store)
 	addr, done, err := SockAddr(sock)
 	if err != nil {
-		return nil, Errorf(ErrNotMounted, "%v", err)
+		return nil, false, Errorf(ErrNotMounted, "%v", err)
 	}
 	c, err := net.DialTimeout("unix", addr, 2*time.Second)
 	done()
 	if err != nil {
-		return nil, Errorf(ErrNotMounted, "no ckfs daemon answers at %s (%v): run ckfs status to see why, or ckfs mount to start one", sock, err)
+		return nil, false, Errorf(ErrNotMounted, "no ckfs daemon answers at %s (%v): run ckfs status to see why, or ckfs mount to start one", sock, err)
 	}
 	defer c.Close()
 	// A window close hashes what the window wrote: allow for big files.
 	c.SetDeadline(time.Now().Add(10 * time.Minute))
 	if err := json.NewEncoder(c).Encode(req.bound()); err != nil {
-		return nil, fmt.Errorf("send to %s: %w", sock, err)
+		return nil, false, fmt.Errorf("send to %s: %w", sock, err)
 	}
-	var rep Reply
-	if err := json.NewDecoder(bufio.NewReader(c)).Decode(&rep); err != nil {
-		return nil, fmt.Errorf("read reply from %s: %w", sock, err)
+	var r Reply
+	if err := json.NewDecoder(bufio.NewReader(c)).Decode(&r); err != nil {
+		return nil, true, fmt.Errorf("read reply from %s: %w", sock, err)
 	}
-	if !rep.OK {
-		return &rep, errorOfCode(rep.Code, rep.Error)
+	if !r.OK {
+		return &r, true, errorOfCode(r.Code, r.Error)
 	}
-	return &rep, nil
+	return &r, true, nil
 }
 
 // FullLine says what a full store disk did, for status and doctor.

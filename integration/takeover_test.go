@@ -1,0 +1,219 @@
+package integration
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	ws "github.com/ckfs-dev/ckfs/workspace"
+)
+
+// The daemon dies under a running workload (kill -9 at random moments)
+// and the processes using the mount never notice: a shell whose working
+// directory is the mount, and a writer making versions of files in
+// windows through ckfs window open/close, see no error; a successor takes
+// the same mount over each time. Afterwards no window is left open, and
+// the checkpoints of windows closed before and after kills restore
+// byte-exact. It reports the longest stall the shell saw.
+// CKFS_TAKEOVER_KILLS sets the number of kills (the stress suite's long
+// run uses 100).
+func TestDaemonSurvivesKills(t *testing.T) {
+	kills := 20
+	if n, err := strconv.Atoi(os.Getenv("CKFS_TAKEOVER_KILLS")); err == nil && n > 0 {
+		kills = n
+	}
+	if testing.Short() {
+		kills = 5
+	}
+	const files = 6
+	w := mountWorkspace(t, `printf 'keep\n' > keep.txt`)
+	st := daemonState(t, w)
+	if st.Supervisor == 0 {
+		t.Skipf("this mount cannot outlive its daemon (kernel before 6.9, or no handleless mode): %s", st.IO)
+	}
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
+	dir := t.TempDir()
+	probeLog, writerLog := filepath.Join(dir, "probe.log"), filepath.Join(dir, "writer.log")
+	// The shell: every 5 ms a write, a read back and a listing, relative
+	// to its working directory (the mount); a timestamp per round.
+	probe := exec.Command("sh", "-c", `i=0; while :; do
+  i=$((i+1))
+  echo $i > probe.txt || echo "ERR write $?"
+  [ "$(cat probe.txt)" = "$i" ] || echo "ERR read $i"
+  ls > /dev/null || echo "ERR ls $?"
+  date +%s%N
+  sleep 0.005
+done >> `+probeLog+` 2>&1`)
+	probe.Dir = w.root
+	// The writer: versions of every file, one window a version.
+	writer := exec.Command("sh", "-c", fmt.Sprintf(`i=1; while :; do
+  ckfs window open --id "t_$i" >/dev/null || echo "ERR open t_$i"
+  for f in $(seq 0 %d); do
+    printf 'file %%d version %%d\n%%s' $f $i "$(head -c $((100*f)) /dev/zero | tr '\0' x)" > f$f.txt || echo "ERR write f$f $i"
+  done
+  ckfs window close --id "t_$i" >/dev/null || echo "ERR close t_$i"
+  i=$((i+1))
+done >> %s 2>&1`, files-1, writerLog))
+	writer.Dir = w.root
+	writer.Env = append(w.env(), "PATH="+filepath.Dir(ckfsBin)+":"+os.Getenv("PATH"))
+	for _, c := range []*exec.Cmd{probe, writer} {
+		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { syscall.Kill(-c.Process.Pid, syscall.SIGKILL); c.Wait() })
+	}
+	pid := st.PID
+	for k := range kills {
+		time.Sleep(time.Duration(50+rng.IntN(250)) * time.Millisecond)
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatalf("kill %d: %v", k, err)
+		}
+		pid = waitForSuccessor(t, w, pid, k)
+	}
+	time.Sleep(300 * time.Millisecond)
+	for _, c := range []*exec.Cmd{probe, writer} {
+		syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+		c.Wait()
+	}
+	for _, l := range []string{probeLog, writerLog} {
+		b, _ := os.ReadFile(l)
+		if strings.Contains(string(b), "ERR") || strings.Contains(string(b), "not connected") {
+			t.Fatalf("a process using the mount saw an error across %d kills:\n%s", kills, errLines(string(b)))
+		}
+	}
+	stalls := probeStalls(t, probeLog)
+	t.Logf("%d kills; the shell in the mount made %d rounds: a round took %v (median), the longest %v", kills, len(stalls)+1, stalls[len(stalls)/2], stalls[len(stalls)-1])
+	// The writer was killed inside a window: close what is open (such a
+	// window did not write every file, so it is not checked).
+	cut := map[string]bool{}
+	for _, id := range w.status().Daemon.OpenWindows {
+		w.ckfs("window", "close", "--id", id)
+		cut[id] = true
+	}
+	checkTakeoverWindows(t, w, files, rng, cut)
+}
+
+// daemonState reads the workspace's daemon.json.
+func daemonState(t *testing.T, w *workspace) ws.DaemonState {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(w.store, "daemon.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st ws.DaemonState
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// waitForSuccessor waits until a daemon other than old serves the mount,
+// and returns its pid.
+func waitForSuccessor(t *testing.T, w *workspace, old, k int) int {
+	t.Helper()
+	for i := 0; i < 1000; i++ {
+		if st := daemonState(t, w); st.PID != old && alive(st.PID) {
+			if out, err := w.ckfsErr("status", "--json"); err == nil && strings.Contains(out, `"state": "mounted"`) {
+				return st.PID
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("kill %d: no successor serves the mount 10 s after daemon %d was killed:\n%s", k, old, lastLog(w))
+	return 0
+}
+
+func lastLog(w *workspace) string {
+	b, _ := os.ReadFile(filepath.Join(w.store, "daemon.log"))
+	return lastLines(string(b), 15)
+}
+
+func lastLines(s string, n int) string {
+	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(l[max(0, len(l)-n):], "\n")
+}
+
+func errLines(s string) string {
+	var out []string
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if strings.Contains(l, "ERR") || strings.Contains(l, "not connected") {
+			out = append(out, lines[max(0, i-1)], l)
+		}
+	}
+	return strings.Join(out[:min(len(out), 20)], "\n")
+}
+
+// probeStalls are the gaps between the shell's rounds, sorted.
+func probeStalls(t *testing.T, log string) []time.Duration {
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last int64
+	var gaps []time.Duration
+	for _, l := range strings.Fields(string(b)) {
+		ns, err := strconv.ParseInt(l, 10, 64)
+		if err != nil {
+			continue
+		}
+		if last != 0 {
+			gaps = append(gaps, time.Duration(ns-last))
+		}
+		last = ns
+	}
+	if len(gaps) < 10 {
+		t.Fatalf("the shell in the mount made only %d rounds", len(gaps))
+	}
+	slices.Sort(gaps)
+	return gaps
+}
+
+// checkTakeoverWindows checks that no window is open and that the close
+// of the last window and of a few random ones restore every file to that
+// window's version, byte-exact.
+func checkTakeoverWindows(t *testing.T, w *workspace, files int, rng *rand.Rand, cut map[string]bool) {
+	t.Helper()
+	closed := map[uint64]int{} // close seq -> version
+	var seqs []uint64
+	for _, r := range w.records() {
+		if r.Kind == "close" && strings.HasPrefix(r.Window, "t_") && r.Reason == "" && !cut[r.Window] {
+			v, _ := strconv.Atoi(strings.TrimPrefix(r.Window, "t_"))
+			closed[r.Seq] = v
+			seqs = append(seqs, r.Seq)
+		}
+	}
+	for _, id := range w.status().Daemon.OpenWindows {
+		t.Fatalf("window %s is open after the workload", id)
+	}
+	if len(seqs) < 3 {
+		t.Fatalf("only %d windows closed", len(seqs))
+	}
+	picks := []uint64{seqs[len(seqs)-1], seqs[rng.IntN(len(seqs))], seqs[rng.IntN(len(seqs))]}
+	for _, seq := range picks {
+		// The shell's probe.txt is written alongside: only the writer's
+		// files are rewound.
+		args := []string{"rewind", "--files", "--to", strconv.FormatUint(seq, 10), "--"}
+		for f := range files {
+			args = append(args, fmt.Sprintf("f%d.txt", f))
+		}
+		if out, err := w.ckfsErr(args...); err != nil {
+			t.Fatalf("rewind to checkpoint %d: %v\n%s", seq, err, out)
+		}
+		for f := range files {
+			if got, want := w.read(fmt.Sprintf("f%d.txt", f)), killContent(f, closed[seq]); got != want {
+				t.Fatalf("f%d.txt at checkpoint %d (close of t_%d) = %q, want %q", f, seq, closed[seq], got[:min(len(got), 30)], want[:min(len(want), 30)])
+			}
+		}
+	}
+}
