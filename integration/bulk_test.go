@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -51,7 +50,7 @@ done`, dirs, files))
 		}
 		time.Sleep(time.Millisecond)
 	}
-	syscall.Kill(w.pid, syscall.SIGKILL)
+	w.killHard()
 	rm.Wait()
 	for i := 0; i < 1000 && alive(w.pid); i++ {
 		time.Sleep(10 * time.Millisecond)
@@ -63,7 +62,7 @@ done`, dirs, files))
 	left, _ := exec.Command("sh", "-c", "find "+filepath.Join(w.root, "tree")+" -type f | wc -l").Output()
 	t.Logf("files left after the kill: %s", left)
 	w.ckfs("mount", w.root)
-	w.pid = w.status().Daemon.PID
+	w.refreshPids()
 	w.ckfs("rewind", "--files", "--to", "rm1")
 	check("tree", "after the kill and a rewind")
 	w.ckfs("verify")

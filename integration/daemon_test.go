@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -121,7 +120,7 @@ done`, files-1)
 			time.Sleep(5 * time.Millisecond)
 		}
 		time.Sleep(time.Duration(rng.IntN(200)) * time.Millisecond)
-		syscall.Kill(w.pid, syscall.SIGKILL)
+		w.killHard()
 		c.Wait()
 		// Dying takes a loaded machine a while (the FUSE connection is
 		// torn down first); the store's lock goes with the process.
@@ -155,7 +154,7 @@ done`, files-1)
 			}
 			checkAfterKill(t, w, files, seen)
 		}
-		w.pid = w.status().Daemon.PID
+		w.refreshPids()
 		restoreClosedCheckpoints(t, w, files, rng, k)
 		start = highestVersion(t, w, files) + 1
 	}

@@ -341,7 +341,7 @@ func TestBackgroundPushAndARemoteDown(t *testing.T) {
 	if !strings.Contains(out, "remote origin: s3://bgpush/configured (set at "+cw.config+":2)") {
 		t.Fatalf("mount of a new workspace with a configured remote:\n%s", out)
 	}
-	cw.store, cw.pid = cw.status().Store, cw.status().Daemon.PID
+	cw.refreshPids()
 	t.Cleanup(cw.unmount)
 	cw.window("cfg_1", `echo configured >> docs/README.md`)
 	if out := cw.ckfs("unmount", cw.root); strings.Contains(out, "warning") {

@@ -66,6 +66,7 @@ type workspace struct {
 	home  string // CKFS_HOME
 	store string
 	pid   int
+	sup   int // the daemon's supervisor, 0 for none
 	// config is the configuration file (CKFS_CONFIG); it does not exist
 	// unless a test writes it.
 	config string
@@ -123,7 +124,33 @@ func (w *workspace) mount(extra ...string) {
 		t.Fatalf("status after mount: %+v", st)
 	}
 	w.store, w.pid = st.Store, st.Daemon.PID
+	w.sup = daemonState(t, w).Supervisor
 	t.Cleanup(w.unmount)
+}
+
+// refreshPids reads the daemon's and its supervisor's pids again (after
+// a mount made outside w.mount).
+func (w *workspace) refreshPids() {
+	st := w.status()
+	w.store = st.Store
+	if st.Daemon != nil {
+		w.pid = st.Daemon.PID
+	}
+	w.sup = daemonState(w.t, w).Supervisor
+}
+
+// killHard kills the daemon's supervisor, then the daemon (SIGKILL): the
+// mount dies with them, as on a machine where no successor can take it
+// over.
+func (w *workspace) killHard() {
+	if w.sup > 0 {
+		syscall.Kill(w.sup, syscall.SIGKILL)
+		for i := 0; i < 500 && alive(w.sup); i++ {
+			time.Sleep(10 * time.Millisecond)
+		}
+		reap(w.sup)
+	}
+	syscall.Kill(w.pid, syscall.SIGKILL)
 }
 
 func (w *workspace) env() []string {
@@ -218,6 +245,15 @@ func (w *workspace) unmount() {
 		syscall.Kill(w.pid, syscall.SIGKILL)
 	}
 	reap(w.pid)
+	// The supervisor ends with its daemon.
+	for i := 0; i < 100 && w.sup > 0 && alive(w.sup); i++ {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if w.sup > 0 && alive(w.sup) {
+		w.t.Errorf("supervisor pid %d still running after unmount", w.sup)
+		syscall.Kill(w.sup, syscall.SIGKILL)
+	}
+	reap(w.sup)
 }
 
 // window runs script inside a window with the given id.

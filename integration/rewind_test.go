@@ -204,7 +204,7 @@ func TestRewindDaemonKilledMidway(t *testing.T) {
 	if out, err := c.CombinedOutput(); err != nil {
 		t.Fatalf("mount: %v\n%s", err, out)
 	}
-	w.pid = w.status().Daemon.PID
+	w.refreshPids()
 	if _, code := w.exitCode(nil, "rewind", "--files", "--to", "w1"); code == 0 {
 		t.Fatal("the rewind succeeded although the daemon was killed")
 	}

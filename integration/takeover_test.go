@@ -48,7 +48,7 @@ func TestDaemonSurvivesKills(t *testing.T) {
 	probe := exec.Command("sh", "-c", `i=0; while :; do
   i=$((i+1))
   echo $i > probe.txt || echo "ERR write $?"
-  [ "$(cat probe.txt)" = "$i" ] || echo "ERR read $i"
+  got=$(cat probe.txt); [ "$got" = "$i" ] || echo "ERR read $i: got '$got', then '$(cat probe.txt)', size $(stat -c %s probe.txt)"
   ls > /dev/null || echo "ERR ls $?"
   date +%s%N
   sleep 0.005
@@ -88,7 +88,7 @@ done >> %s 2>&1`, files-1, writerLog))
 	for _, l := range []string{probeLog, writerLog} {
 		b, _ := os.ReadFile(l)
 		if strings.Contains(string(b), "ERR") || strings.Contains(string(b), "not connected") {
-			t.Fatalf("a process using the mount saw an error across %d kills:\n%s", kills, errLines(string(b)))
+			t.Fatalf("a process using the mount saw an error across %d kills:\n%s\ndaemon log:\n%s", kills, errLines(string(b)), logProblems(w))
 		}
 	}
 	stalls := probeStalls(t, probeLog)
@@ -136,6 +136,19 @@ func waitForSuccessor(t *testing.T, w *workspace, old, k int) int {
 func lastLog(w *workspace) string {
 	b, _ := os.ReadFile(filepath.Join(w.store, "daemon.log"))
 	return lastLines(string(b), 15)
+}
+
+// logProblems are the daemon log's lines that are not about a takeover
+// going as it should.
+func logProblems(w *workspace) string {
+	b, _ := os.ReadFile(filepath.Join(w.store, "daemon.log"))
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, `"level":"ERROR"`) || (strings.Contains(l, `"level":"WARN"`) && !strings.Contains(l, "a successor takes") && !strings.Contains(l, "reconciled")) {
+			out = append(out, l)
+		}
+	}
+	return lastLines(strings.Join(out, "\n"), 20)
 }
 
 func lastLines(s string, n int) string {
@@ -212,6 +225,16 @@ func checkTakeoverWindows(t *testing.T, w *workspace, files int, rng *rand.Rand,
 		}
 		for f := range files {
 			if got, want := w.read(fmt.Sprintf("f%d.txt", f)), killContent(f, closed[seq]); got != want {
+				for _, r := range w.records() {
+					if r.Seq+80 > seq && r.Seq <= seq && (r.Path == fmt.Sprintf("f%d.txt", f) || r.Path == "") {
+						size := int64(-1)
+						if r.State != nil {
+							size = r.State.Size
+						}
+						t.Logf("record %d %s %s %s %s size %d", r.Seq, r.Kind, r.Window, r.Path, r.Reason, size)
+					}
+				}
+				t.Log(lastLog(w))
 				t.Fatalf("f%d.txt at checkpoint %d (close of t_%d) = %q, want %q", f, seq, closed[seq], got[:min(len(got), 30)], want[:min(len(want), 30)])
 			}
 		}
