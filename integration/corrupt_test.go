@@ -102,7 +102,7 @@ func TestLogAndGCReportLostContent(t *testing.T) {
 		t.Errorf("log:\n%s", log)
 	}
 	out := w.ckfs("gc", "--dry-run")
-	if strings.Contains(out, "stay restorable") || !strings.Contains(out, "1 objects they need are missing and 1 are damaged") {
+	if strings.Contains(out, "stay restorable") || !strings.Contains(out, "1 object they need is missing and 1 is damaged") {
 		t.Errorf("gc --dry-run:\n%s", out)
 	}
 }

@@ -93,6 +93,9 @@ done >> %s 2>&1`, files-1, writerLog))
 	}
 	stalls := probeStalls(t, probeLog)
 	t.Logf("%d kills; the shell in the mount made %d rounds: a round took %v (median), the longest %v", kills, len(stalls)+1, stalls[len(stalls)/2], stalls[len(stalls)-1])
+	if gaps := takeoverGaps(t, w); len(gaps) > 0 {
+		t.Logf("from a worker's death to its successor serving: median %v, worst %v (%d takeovers)", gaps[len(gaps)/2], gaps[len(gaps)-1], len(gaps))
+	}
 	// The writer was killed inside a window: close what is open (such a
 	// window did not write every file, so it is not checked).
 	cut := map[string]bool{}
@@ -101,6 +104,32 @@ done >> %s 2>&1`, files-1, writerLog))
 		cut[id] = true
 	}
 	checkTakeoverWindows(t, w, files, rng, cut)
+}
+
+// takeoverGaps are, sorted, the times the daemon log shows from the
+// supervisor seeing a worker die to the successor serving.
+func takeoverGaps(t *testing.T, w *workspace) []time.Duration {
+	b, _ := os.ReadFile(filepath.Join(w.store, "daemon.log"))
+	var died time.Time
+	var gaps []time.Duration
+	for _, l := range strings.Split(string(b), "\n") {
+		var e struct {
+			Time time.Time `json:"time"`
+			Msg  string    `json:"msg"`
+		}
+		if json.Unmarshal([]byte(l), &e) != nil {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(e.Msg, "the worker died"):
+			died = e.Time
+		case e.Msg == "took the mount over" && !died.IsZero():
+			gaps = append(gaps, e.Time.Sub(died))
+			died = time.Time{}
+		}
+	}
+	slices.Sort(gaps)
+	return gaps
 }
 
 // daemonState reads the workspace's daemon.json.

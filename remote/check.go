@@ -15,10 +15,13 @@ import (
 func Check(ctx context.Context, b *Bucket, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	for o := range b.c.ListObjects(ctx, b.bucket, minio.ListObjectsOptions{Prefix: b.prefix, MaxKeys: 1}) {
-		if o.Err == nil {
-			break
+	objects := b.c.ListObjects(ctx, b.bucket, minio.ListObjectsOptions{Prefix: b.prefix, MaxKeys: 1})
+	defer func() {
+		cancel()
+		for range objects { // let the lister end
 		}
+	}()
+	if o, ok := <-objects; ok && o.Err != nil {
 		switch minio.ToErrorResponse(o.Err).Code {
 		case "NoSuchBucket":
 			return fmt.Errorf("%s: the bucket does not exist at %s (create it first)", b.desc, b.c.EndpointURL().Host)
