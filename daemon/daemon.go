@@ -77,9 +77,10 @@ type daemon struct {
 	unmounted bool
 	// succ is what the supervisor gave this worker (supervise_linux.go);
 	// tookOver says this daemon serves a connection a dead one mounted.
-	succ     Succession
-	tookOver bool
-	nodes    []byte // a successor's: the node journal its predecessor wrote
+	succ      Succession
+	tookOver  bool
+	handedOff bool   // the supervisor has the connection: a successor can take it over
+	nodes     []byte // a successor's: the node journal its predecessor wrote
 }
 
 // cleanups is a stack of clean-up steps, run last first.

@@ -102,12 +102,15 @@ func open(o Options, succ Succession) (_ *daemon, err error) {
 	if err := d.register(); err != nil {
 		return nil, err
 	}
+	if !d.tookOver {
+		// Last: a supervisor given the connection starts successors.
+		d.handOff()
+	}
 	if d.tookOver {
 		d.log.Info("took the mount over", "root", o.Root, "mountpoint", o.Mountpoint)
-		return d, nil
+	} else {
+		d.log.Info("mounted", "root", o.Root, "mountpoint", o.Mountpoint)
 	}
-	d.log.Info("mounted", "root", o.Root, "mountpoint", o.Mountpoint)
-	d.handOff()
 	return d, nil
 }
 
@@ -258,15 +261,10 @@ func (d *daemon) listen() error {
 // (a --store given at mount included), in place or not.
 func (d *daemon) register() error {
 	o := d.o
-	st := workspace.DaemonState{PID: os.Getpid(), Root: o.Root, Mountpoint: o.Mountpoint, Socket: workspace.SocketPath(o.Store), Started: time.Now().UTC(), IO: d.fsys.Model()}
-	if d.succ.Handoff != nil || d.tookOver {
-		st.Supervisor = os.Getppid()
-	}
-	b, _ := json.MarshalIndent(st, "", "  ")
-	state := workspace.Layout(o.Store).DaemonState()
-	if err := durable.WriteFile(state, append(b, '\n'), 0o600); err != nil {
+	if err := d.writeState(); err != nil {
 		return err
 	}
+	state := workspace.Layout(o.Store).DaemonState()
 	d.undo.push(func() { os.Remove(state) })
 	base, err := workspace.Base()
 	if err != nil {
@@ -278,6 +276,17 @@ func (d *daemon) register() error {
 	os.Symlink(o.Store, link)
 	d.undo.push(func() { os.Remove(link) })
 	return nil
+}
+
+// writeState writes the daemon's state file, daemon.json.
+func (d *daemon) writeState() error {
+	o := d.o
+	st := workspace.DaemonState{PID: os.Getpid(), Root: o.Root, Mountpoint: o.Mountpoint, Socket: workspace.SocketPath(o.Store), Started: time.Now().UTC(), IO: d.fsys.Model()}
+	if d.handedOff || d.tookOver {
+		st.Supervisor = os.Getppid()
+	}
+	b, _ := json.MarshalIndent(st, "", "  ")
+	return durable.WriteFile(workspace.Layout(o.Store).DaemonState(), append(b, '\n'), 0o600)
 }
 
 // serve runs until the daemon is told to stop, and says why it stops.

@@ -272,6 +272,10 @@ func (d *daemon) handOff() {
 		d.log.Warn("could not hand the connection to the supervisor: the mount ends with this daemon", "err", err)
 		return
 	}
+	d.handedOff = true
+	if err := d.writeState(); err != nil {
+		d.log.Warn("could not name the supervisor in daemon.json", "err", err)
+	}
 	d.log.Info("handed the connection to the supervisor", "supervisor", strconv.Itoa(os.Getppid()))
 }
 

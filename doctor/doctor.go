@@ -198,6 +198,11 @@ func workspaceChecks(dir, flag string) []Diagnosis {
 		if st.IO != "" {
 			ds = append(ds, Diagnosis{"file I/O", "info", st.IO, ""})
 		}
+		if st.Supervisor > 0 && workspace.ProcessAlive(st.Supervisor) {
+			ds = append(ds, Diagnosis{"daemon death", "ok", fmt.Sprintf("if the daemon dies, a successor takes the mount over (supervisor pid %d)", st.Supervisor), ""})
+		} else {
+			ds = append(ds, Diagnosis{"daemon death", "info", "if the daemon dies, the mount goes with it (a mount in place with capture.io = cached on Linux 6.9 or later survives; the daemon log says why not)", "ckfs mount " + meta.Root + " after a death detaches the dead mount and mounts again"})
+		}
 	case derr == nil:
 		ds = append(ds, Diagnosis{"workspace", "fail", fmt.Sprintf("the daemon of %s (pid %d) is gone", meta.Root, st.PID), "ckfs mount " + meta.Root + " (it detaches the dead mount and mounts again)"})
 	case workspace.MountedAt(meta.Root):
