@@ -353,3 +353,48 @@ func TestRealClaudeTaskNotification(t *testing.T) {
 		t.Errorf("the fork lost the first turn's last call:\n%s", sent)
 	}
 }
+
+// The daemon killed in the middle of a real Claude Code turn (the turn's
+// own first call kills it, then goes on writing): a successor takes the
+// mount over, the CLI finishes the turn with no tool reporting an error,
+// the call's writes before and after the death stay the call's (its
+// window in two parts), and a rewind to the turn's mark takes the whole
+// turn back exactly.
+func TestRealClaudeDaemonKilledMidTurn(t *testing.T) {
+	w := mountWorkspace(t, `printf 'x = 1\n' > a.py`)
+	if daemonState(t, w).Supervisor == 0 {
+		t.Skip("this mount cannot outlive its daemon (kernel before 6.9)")
+	}
+	before := workTree(t, w.root)
+	c := newClaudeRun(t, w)
+	kill := `sed -i 's/1/2/' a.py && kill -9 "$(sed -n 's/^  "pid": \([0-9]*\),$/\1/p' "$CKFS_STORE/daemon.json")" && sleep 0.2 && printf 'after = 3\n' >> a.py && echo killed`
+	c.api.queue(
+		standInReply{text: "Editing.", calls: []standInCall{{"toolu_K1", "Bash", map[string]any{"command": kill, "description": "edit and kill"}}}},
+		standInReply{text: "More.", calls: []standInCall{{"toolu_K2", "Bash", map[string]any{"command": "printf 'two\\n' > b.txt && cat a.py", "description": "more"}}}},
+		standInReply{text: "Done."},
+	)
+	old := w.pid
+	c.agent("-p", "Edit, then go on", "--allowedTools", "Bash")
+	w.refreshPids()
+	if w.pid == old {
+		t.Fatalf("the daemon was not replaced (pid %d):\n%s", old, lastLog(w))
+	}
+	if got := w.read("a.py"); got != "x = 2\nafter = 3\n" {
+		t.Fatalf("a.py after the turn = %q", got)
+	}
+	results := userTexts(c.api.agentRequests()[len(c.api.agentRequests())-1])
+	if !strings.Contains(results, "killed") || !strings.Contains(results, "after = 3") || strings.Contains(results, `"is_error":true`) {
+		t.Fatalf("the tool results the model got:\n%s", results)
+	}
+	log := w.ckfs("log")
+	if strings.Count(log, "window toolu_K1") != 2 || !strings.Contains(log, "interrupted") || !strings.Contains(log, "window toolu_K2") {
+		t.Fatalf("log:\n%s", log)
+	}
+	if st := w.status(); st.Daemon == nil || len(st.Daemon.OpenWindows) != 0 {
+		t.Fatalf("windows left open: %+v", st.Daemon)
+	}
+	w.ckfs("rewind", "--files", "--mark", "1")
+	if got := workTree(t, w.root); got != before {
+		t.Fatalf("after a rewind to the turn's mark:\n%s\nwant\n%s", got, before)
+	}
+}
