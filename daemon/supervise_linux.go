@@ -110,20 +110,26 @@ func Supervise(exe string, o Options, readyFd int) error {
 	if err != nil {
 		return err
 	}
-	handed := make(chan handoff, 1)
+	var h atomic.Pointer[handoff]
 	go func() {
-		if h, err := recvHandoff(mine); err == nil {
-			handed <- h
+		if got, err := recvHandoff(mine); err == nil {
+			h.Store(&got)
 		}
 		mine.Close()
 	}()
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1)
 	current := make(chan *exec.Cmd, 1)
 	current <- cmd
-	go forwardSignals(sigs, current)
+	var upgrading atomic.Bool
+	go forwardSignals(sigs, current, func() bool { return h.Load() != nil }, &upgrading)
+	return supervise(exe, o, cmd, current, &h, &upgrading)
+}
+
+// supervise waits for workers to end, and starts a successor on the
+// connection h holds for each that dies (or is retired by an upgrade).
+func supervise(exe string, o Options, cmd *exec.Cmd, current chan *exec.Cmd, h *atomic.Pointer[handoff], upgrading *atomic.Bool) error {
 	log := supervisorLog(o)
-	var h *handoff
 	failed := 0
 	served := func() bool { return true } // the first worker handed over only once it served
 	for {
@@ -131,25 +137,27 @@ func Supervise(exe string, o Options, readyFd int) error {
 		if err == nil {
 			return nil
 		}
-		if h == nil {
-			select {
-			case got := <-handed:
-				h = &got
-			case <-time.After(100 * time.Millisecond):
-			}
+		if h.Load() == nil {
+			time.Sleep(100 * time.Millisecond) // a handoff sent just before the death
 		}
-		if h == nil || !workspace.MountedAt(o.Mountpoint) {
+		if h.Load() == nil || !workspace.MountedAt(o.Mountpoint) {
 			return err // nothing to take over with: the mount goes with it
 		}
-		if served() {
+		switch {
+		case upgrading.Swap(false):
+			log.Info("upgrade: a successor from the binary now at the path takes the mount over", "pid", cmd.Process.Pid, "exe", exe)
+		case served():
 			failed = 0
-		} else if failed++; failed >= maxFailedStarts {
-			log.Error("successors keep dying before they serve; giving the mount up", "failed", failed, "err", err)
-			return err
+			log.Warn("the worker died; a successor takes the mount over", "pid", cmd.Process.Pid, "err", err.Error())
+		default:
+			if failed++; failed >= maxFailedStarts {
+				log.Error("successors keep dying before they serve; giving the mount up", "failed", failed, "err", err)
+				return err
+			}
+			log.Warn("the worker died; a successor takes the mount over", "pid", cmd.Process.Pid, "err", err.Error())
 		}
-		log.Warn("the worker died; a successor takes the mount over", "pid", cmd.Process.Pid, "err", err.Error())
 		<-current
-		cmd, served, err = startSuccessor(exe, o, *h)
+		cmd, served, err = startSuccessor(exe, o, *h.Load())
 		if err != nil {
 			log.Error("could not start a successor", "err", err)
 			return err
@@ -159,11 +167,20 @@ func Supervise(exe string, o Options, readyFd int) error {
 }
 
 // forwardSignals passes the supervisor's signals on to the worker that
-// runs (unmount by signal, as before).
-func forwardSignals(sigs <-chan os.Signal, current chan *exec.Cmd) {
+// runs (unmount by signal, as before). SIGUSR1 is ckfs upgrade's: the
+// worker is retired (killed, as a crash would: capture was flushed
+// first) for a successor started from the binary now at the path, when
+// the connection can be taken over.
+func forwardSignals(sigs <-chan os.Signal, current chan *exec.Cmd, canTakeOver func() bool, upgrading *atomic.Bool) {
 	for s := range sigs {
 		cmd := <-current
-		cmd.Process.Signal(s)
+		switch {
+		case s != syscall.SIGUSR1:
+			cmd.Process.Signal(s)
+		case canTakeOver() && !upgrading.Load():
+			upgrading.Store(true)
+			cmd.Process.Signal(syscall.SIGKILL)
+		}
 		current <- cmd
 	}
 }

@@ -43,17 +43,7 @@ func TestDaemonSurvivesKills(t *testing.T) {
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
 	dir := t.TempDir()
 	probeLog, writerLog := filepath.Join(dir, "probe.log"), filepath.Join(dir, "writer.log")
-	// The shell: every 5 ms a write, a read back and a listing, relative
-	// to its working directory (the mount); a timestamp per round.
-	probe := exec.Command("sh", "-c", `i=0; while :; do
-  i=$((i+1))
-  echo $i > probe.txt || echo "ERR write $?"
-  got=$(cat probe.txt); [ "$got" = "$i" ] || echo "ERR read $i: got '$got', then '$(cat probe.txt)', size $(stat -c %s probe.txt)"
-  ls > /dev/null || echo "ERR ls $?"
-  date +%s%N
-  sleep 0.005
-done >> `+probeLog+` 2>&1`)
-	probe.Dir = w.root
+	probe := probeShell(w, probeLog)
 	// The writer: versions of every file, one window a version.
 	writer := exec.Command("sh", "-c", fmt.Sprintf(`i=1; while :; do
   ckfs window open --id "t_$i" >/dev/null || echo "ERR open t_$i"
@@ -130,6 +120,22 @@ func takeoverGaps(t *testing.T, w *workspace) []time.Duration {
 	}
 	slices.Sort(gaps)
 	return gaps
+}
+
+// probeShell is a shell whose working directory is the mount: every 5 ms
+// a write, a read back and a listing, relative to it; a timestamp a round
+// in log, and ERR lines for what failed.
+func probeShell(w *workspace, log string) *exec.Cmd {
+	probe := exec.Command("sh", "-c", `i=0; while :; do
+  i=$((i+1))
+  echo $i > probe.txt || echo "ERR write $?"
+  got=$(cat probe.txt); [ "$got" = "$i" ] || echo "ERR read $i: got '$got', then '$(cat probe.txt)', size $(stat -c %s probe.txt)"
+  ls > /dev/null || echo "ERR ls $?"
+  date +%s%N
+  sleep 0.005
+done >> `+log+` 2>&1`)
+	probe.Dir = w.root
+	return probe
 }
 
 // daemonState reads the workspace's daemon.json.
@@ -267,5 +273,93 @@ func checkTakeoverWindows(t *testing.T, w *workspace, files int, rng *rand.Rand,
 				t.Fatalf("f%d.txt at checkpoint %d (close of t_%d) = %q, want %q", f, seq, closed[seq], got[:min(len(got), 30)], want[:min(len(want), 30)])
 			}
 		}
+	}
+}
+
+// ckfs upgrade, 20 times, alternating between two different builds
+// installed over the path the mount was started from: each time a daemon
+// of the binary now at the path serves the same mount, a shell inside it
+// sees nothing, and a window open across all of them keeps every write.
+func TestUpgradeToAFreshBinary(t *testing.T) {
+	upgrades := 20
+	if testing.Short() {
+		upgrades = 3
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin", "ckfs")
+	builds := []string{filepath.Join(dir, "a"), filepath.Join(dir, "b")}
+	os.MkdirAll(filepath.Dir(bin), 0o755)
+	copyFile(t, ckfsBin, builds[0])
+	if out, err := exec.Command("go", "build", "-ldflags=-s", "-o", builds[1], "../cmd/ckfs").CombinedOutput(); err != nil {
+		t.Fatalf("build a second ckfs: %v\n%s", err, out)
+	}
+	copyFile(t, builds[0], bin)
+	w := newWorkspace(t, `printf 'keep\n' > keep.txt`)
+	run := func(args ...string) string {
+		c := exec.Command(bin, args...)
+		c.Dir, c.Env = w.root, w.env()
+		out, err := c.CombinedOutput()
+		if err != nil {
+			t.Fatalf("ckfs %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	run("mount", w.root)
+	w.refreshPids()
+	t.Cleanup(w.unmount)
+	if w.sup == 0 {
+		t.Skip("this mount cannot outlive its daemon (kernel before 6.9)")
+	}
+	probeLog := filepath.Join(dir, "probe.log")
+	probe := probeShell(w, probeLog)
+	probe.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := probe.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(-probe.Process.Pid, syscall.SIGKILL); probe.Wait() })
+	run("window", "open", "--id", "up", "--tool", "Bash")
+	for i := range upgrades {
+		src := builds[(i+1)%2]
+		copyFile(t, src, bin+".new")
+		if err := os.Rename(bin+".new", bin); err != nil {
+			t.Fatal(err)
+		}
+		if out := run("upgrade", w.root); !strings.Contains(out, "replaced by pid") {
+			t.Fatalf("upgrade %d: %s", i, out)
+		}
+		w.refreshPids()
+		var exe, want syscall.Stat_t
+		syscall.Stat(fmt.Sprintf("/proc/%d/exe", w.pid), &exe)
+		syscall.Stat(bin, &want)
+		if exe.Ino != want.Ino {
+			t.Fatalf("upgrade %d: the daemon runs inode %d, not the binary installed (%d)", i, exe.Ino, want.Ino)
+		}
+		w.sh(fmt.Sprintf("printf '%d\\n' >> up.txt", i))
+	}
+	run("window", "close", "--id", "up")
+	syscall.Kill(-probe.Process.Pid, syscall.SIGKILL)
+	probe.Wait()
+	if b, _ := os.ReadFile(probeLog); strings.Contains(string(b), "ERR") {
+		t.Fatalf("the shell in the mount saw an error across %d upgrades:\n%s", upgrades, errLines(string(b)))
+	}
+	if got := strings.Count(w.read("up.txt"), "\n"); got != upgrades {
+		t.Fatalf("up.txt has %d lines, want %d", got, upgrades)
+	}
+	if n := strings.Count(w.ckfs("log", "--all", "--oneline"), "up  Bash"); n != upgrades+1 {
+		t.Errorf("the window shows in %d parts, want %d", n, upgrades+1)
+	}
+	w.ckfs("rewind", "--files", "--to", "up", "--", "up.txt")
+	if _, err := os.Stat(filepath.Join(w.root, "up.txt")); !os.IsNotExist(err) {
+		t.Fatalf("up.txt after a rewind to before the window: %v", err)
+	}
+}
+
+func copyFile(t *testing.T, src, dst string) {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b, 0o755); err != nil {
+		t.Fatal(err)
 	}
 }

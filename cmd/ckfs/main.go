@@ -94,7 +94,7 @@ mounted, locked or busy; ckfs run exits with its command's code.`,
 	})
 	root.PersistentFlags().String("store", "", "store directory (default: derived from the repository under $CKFS_HOME or $XDG_STATE_HOME/ckfs)")
 	root.PersistentFlags().Bool("no-pager", false, "do not page the output on a terminal (CKFS_PAGER or PAGER, default less -FRX)")
-	root.AddCommand(quiet(newMountCmd()), newDaemonCmd(), quiet(newUnmountCmd()), newStatusCmd(), newWindowCmd(), newRunCmd(), newFlushCmd(), newRewindCmd(), newRevertCmd(), newLogCmd(), newDiffCmd(), newShowCmd(), newBlameCmd(), newBisectCmd(), newViewCmd(), newViewServeCmd(), newDemoCmd(), newVerifyCmd(), quiet(newGCCmd()), newDUCmd(), newConfigCmd(), newHookCmd(), newHooksCmd(), newAgentCmd(), quiet(newMarkCmd()), newDoctorCmd(), newRemoteCmd(), newPushCmd(), newWorkspacesCmd(), newRestoreCmd())
+	root.AddCommand(quiet(newMountCmd()), newDaemonCmd(), quiet(newUnmountCmd()), newUpgradeCmd(), newStatusCmd(), newWindowCmd(), newRunCmd(), newFlushCmd(), newRewindCmd(), newRevertCmd(), newLogCmd(), newDiffCmd(), newShowCmd(), newBlameCmd(), newBisectCmd(), newViewCmd(), newViewServeCmd(), newDemoCmd(), newVerifyCmd(), quiet(newGCCmd()), newDUCmd(), newConfigCmd(), newHookCmd(), newHooksCmd(), newAgentCmd(), quiet(newMarkCmd()), newDoctorCmd(), newRemoteCmd(), newPushCmd(), newWorkspacesCmd(), newRestoreCmd())
 	for _, c := range extraCmds {
 		root.AddCommand(c())
 	}
