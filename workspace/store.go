@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/ckfs-dev/ckfs/index"
@@ -78,6 +79,11 @@ func AbsDir(p string) (string, error) {
 		return "", err
 	}
 	st, err := os.Stat(abs)
+	if errors.Is(err, syscall.ENOTCONN) && MountedAt(abs) {
+		// A ckfs mount whose daemon is gone: still the directory (ckfs
+		// mount detaches it and mounts again).
+		return abs, nil
+	}
 	if err != nil {
 		return "", err
 	}
