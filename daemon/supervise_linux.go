@@ -82,6 +82,9 @@ func recvHandoff(sock *os.File) (handoff, error) {
 // the supervisor is for, and do not count.
 const maxFailedStarts = 3
 
+// successorStart bounds how long a successor may take to serve.
+const successorStart = 30 * time.Second
+
 // Supervise is the supervisor's body: it starts the worker with the
 // ready descriptor ckfs mount reads, keeps what the worker hands it, and
 // starts successors on the same connection while workers die. It returns
@@ -244,6 +247,13 @@ func startSuccessor(exe string, o Options, h handoff) (_ *exec.Cmd, served func(
 		return nil, nil, err
 	}
 	var ok atomic.Bool
+	// One that never says it serves (stuck) is stopped, and counts as
+	// failed.
+	time.AfterFunc(successorStart, func() {
+		if !ok.Load() {
+			cmd.Process.Kill()
+		}
+	})
 	go func() {
 		defer pr.Close()
 		line, _ := bufio.NewReader(pr).ReadString('\n')
