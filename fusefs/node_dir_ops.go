@@ -75,7 +75,10 @@ func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
 		return errno
 	}
 	defer done()
-	ch := n.GetChild(name)
+	var ch *fs.Inode
+	if n.fsys.journaled() {
+		ch = n.GetChild(name)
+	}
 	errno = n.LoopbackNode.Rmdir(ctx, name)
 	if errno == 0 {
 		n.fsys.unreachable(ch)
@@ -90,7 +93,10 @@ func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
 	}
 	defer done()
 	n.pinChild(name)
-	ch := n.GetChild(name)
+	var ch *fs.Inode
+	if n.fsys.journaled() {
+		ch = n.GetChild(name)
+	}
 	errno = n.LoopbackNode.Unlink(ctx, name)
 	if errno == 0 {
 		n.fsys.unreachable(ch)
@@ -152,7 +158,10 @@ func (n *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 	if !exchange {
 		np.pinChild(newName) // renamed over
 	}
-	moving, over := n.GetChild(name), np.GetChild(newName)
+	var moving, over *fs.Inode
+	if n.fsys.journaled() {
+		moving, over = n.GetChild(name), np.GetChild(newName)
+	}
 	errno := n.LoopbackNode.Rename(ctx, name, np.LoopbackNode, newName, flags)
 	if errno == 0 {
 		n.fsys.hooks.Renamed(src, dst, exchange)

@@ -62,8 +62,10 @@ func (j *nodeJournal) add(op byte, id, parent uint64, mode uint32, count uint32,
 	if j == nil || j.f == nil {
 		return
 	}
-	b := make([]byte, 0, 27+len(name))
-	b = append(b, op)
+	// On the request path: a buffer on the stack for any name a
+	// directory entry can have (255 bytes), one write.
+	var buf [27 + 256]byte
+	b := append(buf[:0], op)
 	b = binary.LittleEndian.AppendUint64(b, id)
 	b = binary.LittleEndian.AppendUint64(b, parent)
 	b = binary.LittleEndian.AppendUint32(b, mode)
@@ -87,6 +89,11 @@ func (n *node) handed(name string, child *fs.Inode) {
 		n.fsys.journal.add('L', n.fsys.nodeID(child), n.fsys.nodeID(n.EmbeddedInode()), child.StableAttr().Mode, 1, name)
 	}
 }
+
+// journaled says whether node ids are recorded (the callers that must
+// look a child up first ask it, so a mount without a journal pays
+// nothing).
+func (f *FS) journaled() bool { return f.journal != nil }
 
 // moved records that child is now name in dir.
 func (f *FS) moved(child *fs.Inode, dir *node, name string) {
