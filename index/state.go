@@ -1,6 +1,7 @@
 package index
 
 import (
+	"path"
 	"sort"
 	"time"
 )
@@ -103,7 +104,41 @@ func StateAt(records []Record, seq uint64) map[string]Entry {
 			out[r.Path] = e
 		}
 	}
+	for p, e := range out {
+		if guessed(e) && ancestorRulesOut(p, e, func(dir string) (Entry, bool) { a, ok := out[dir]; return a, ok }) {
+			out[p] = absentUnder(e)
+		}
+	}
 	return out
+}
+
+// guessed reports whether e is a state StateAt inferred from a record after
+// the checkpoint (a baseline) that says the path existed, or could not say.
+func guessed(e Entry) bool { return e.Baseline && (e.Unknown || e.Type != TypeAbsent) }
+
+// ancestorRulesOut reports whether an ancestor of p, whose guessed state
+// e comes from p's first record after the checkpoint, was absent or not a
+// directory at the checkpoint by a record older than that one (at or
+// before the checkpoint, or the ancestor's own earlier first record); at
+// gives an ancestor's state. Then p was absent too, whatever its later
+// first record suggests: a directory created while nothing was mounted
+// and removed by a later window has its pre-image there, not at the
+// checkpoint.
+func ancestorRulesOut(p string, e Entry, at func(dir string) (Entry, bool)) bool {
+	for dir := path.Dir(p); dir != "." && dir != "/"; dir = path.Dir(dir) {
+		if a, ok := at(dir); ok && (!a.Baseline || a.Seq < e.Seq) && !a.Unknown && a.Type != TypeDir {
+			return true
+		}
+	}
+	return false
+}
+
+// absentUnder is e, a guessed state, made absent because its parent was
+// not a directory at the checkpoint: a fact, not a guess.
+func absentUnder(e Entry) Entry {
+	e.State = State{Type: TypeAbsent}
+	e.Unknown, e.Reason, e.Found = false, "", false
+	return e
 }
 
 // remountedReason says why a path first recorded absent after a remount is
@@ -242,7 +277,16 @@ func NewHistory(records []Record) History {
 
 // At returns the state of path at checkpoint seq by the rules of StateAt;
 // false if the path was never recorded.
-func (h History) At(path string, seq uint64) (Entry, bool) {
+func (h History) At(p string, seq uint64) (Entry, bool) {
+	e, ok := h.at(p, seq)
+	if ok && guessed(e) && ancestorRulesOut(p, e, func(dir string) (Entry, bool) { return h.at(dir, seq) }) {
+		return absentUnder(e), true
+	}
+	return e, ok
+}
+
+// at is At before the ancestors are consulted.
+func (h History) at(path string, seq uint64) (Entry, bool) {
 	recs := h.paths[path]
 	if len(recs) == 0 {
 		return Entry{}, false

@@ -193,6 +193,64 @@ func TestStateAtAbsentAfterARemountIsUnknown(t *testing.T) {
 	}
 }
 
+// A directory made while nothing was mounted, inside a directory an
+// earlier window created, and removed by a later window has its first
+// pre-image (a directory) after both: at a checkpoint before the earlier
+// window its parent was absent, so it was absent too, never the
+// directory its later pre-image suggests (a rewind there would make it
+// under a parent it removes).
+func TestStateAtNothingUnderAnAbsentParent(t *testing.T) {
+	recs := []Record{
+		boundary(1, KindOpen, "w1"),
+		rec(2, KindBefore, "w1", "d", absent()),
+		rec(3, KindAfter, "w1", "d", dir()),
+		rec(4, KindBefore, "w1", "d/b", absent()),
+		rec(5, KindAfter, "w1", "d/b", file(1)),
+		boundary(6, KindClose, "w1"),
+		{V: 1, Seq: 7, Time: t0, Kind: KindMount},
+		boundary(8, KindOpen, "w2"),
+		rec(9, KindBefore, "w2", "d/e", dir()),
+		rec(10, KindAfter, "w2", "d/e", absent()),
+		rec(11, KindBefore, "w2", "d/e/f", file(2)),
+		rec(12, KindAfter, "w2", "d/e/f", absent()),
+		boundary(13, KindClose, "w2"),
+	}
+	h := NewHistory(recs)
+	for _, tc := range []struct {
+		seq  uint64
+		want map[string]State
+	}{
+		{1, map[string]State{"d": absent(), "d/b": absent(), "d/e": absent(), "d/e/f": absent()}}, // the parent's own baseline is older
+		{6, map[string]State{"d": dir(), "d/b": file(1), "d/e": dir(), "d/e/f": file(2)}},         // the parent a directory: the baseline stands
+		{8, map[string]State{"d": dir(), "d/b": file(1), "d/e": dir(), "d/e/f": file(2)}},         // after the mount
+		{13, map[string]State{"d": dir(), "d/b": file(1), "d/e": absent(), "d/e/f": absent()}},    // recorded
+	} {
+		got := StateAt(recs, tc.seq)
+		for p, want := range tc.want {
+			if e := got[p]; e.Unknown || e.State != want {
+				t.Errorf("StateAt(%d)[%s] = %+v, want %+v", tc.seq, p, e, want)
+			}
+			if e, _ := h.At(p, tc.seq); e != got[p] {
+				t.Errorf("History.At(%s, %d) = %+v, want %+v", p, tc.seq, e, got[p])
+			}
+		}
+	}
+	// A record at or before the checkpoint decides too: the parent
+	// removed in w0, the child's pre-image later.
+	decided := append([]Record{
+		boundary(1, KindOpen, "w0"),
+		rec(2, KindBefore, "w0", "x", dir()),
+		rec(3, KindAfter, "w0", "x", absent()),
+		boundary(4, KindClose, "w0"),
+	}, rec(5, KindBefore, "w1", "x/y", file(3)))
+	if e := StateAt(decided, 4)["x/y"]; e.Unknown || e.State != absent() {
+		t.Errorf("StateAt(4)[x/y] = %+v, want absent (x was removed at 3)", e)
+	}
+	if e := StateAt(decided, 1)["x/y"]; e.State != file(3) {
+		t.Errorf("StateAt(1)[x/y] = %+v, want the baseline (x was a directory)", e)
+	}
+}
+
 func TestWindows(t *testing.T) {
 	recs := []Record{
 		boundary(1, KindOpen, "w1"),
