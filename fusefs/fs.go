@@ -77,6 +77,10 @@ type Options struct {
 	// ("ckfs" when empty): the daemon names its store there, so any
 	// process can tell which store serves a mounted path.
 	Source string
+	// AfterDirOp, if set, is called once a directory operation (mkdir,
+	// mknod, symlink, link, unlink, rmdir, rename) is carried out, before
+	// its reply; tests kill the daemon there (testhooks.DieAfter).
+	AfterDirOp func(op string)
 }
 
 // FS is a mounted (or mountable) ckfs passthrough.
@@ -137,6 +141,7 @@ func (f *FS) Mount(mountpoint string, o Options) (*fuse.Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mount %s: %w", mountpoint, err)
 	}
+	residentReadBuffers(srv) // an error leaves go-fuse's own buffers: TestResidentReadBuffers guards it
 	go srv.Serve()
 	if err := srv.WaitMount(); err != nil {
 		return nil, fmt.Errorf("mount %s: %w", mountpoint, err)
@@ -200,6 +205,10 @@ func (f *FS) server(o Options) (*fs.Options, fuse.RawFileSystem) {
 	}
 	if f.noOpen {
 		raw = &noOpen{Files: nohandle.Files{RawFileSystem: raw}}
+	}
+	if f.journal != nil {
+		// A successor may be asked again for what this daemon did.
+		raw = &resent{RawFileSystem: raw, after: o.AfterDirOp}
 	}
 	return opts, raw
 }

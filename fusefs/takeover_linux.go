@@ -58,6 +58,7 @@ func (f *FS) Takeover(fuseFd int, init []byte, journal []byte, o Options) (*fuse
 		unix.Close(sp[0])
 		return nil, RestoreStats{}, fmt.Errorf("take over: %w", err)
 	}
+	residentReadBuffers(srv) // an error leaves go-fuse's own buffers: TestResidentReadBuffers guards it
 	st := f.restore(raw, journal)
 	// The server's descriptor becomes the connection's; nothing reads it
 	// before Serve.

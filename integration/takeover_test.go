@@ -363,3 +363,47 @@ func copyFile(t *testing.T, src, dst string) {
 		t.Fatal(err)
 	}
 }
+
+// A request the daemon carried out and died before answering comes again
+// to its successor (FUSE_NOTIFY_RESEND), which answers it as the first
+// delivery would have been: mkdir, a new file, a symlink, a hard link, rm,
+// rmdir, mv, an exclusive setxattr and a removexattr each succeed once,
+// with no "File exists" or "No such file",
+// and leave what they asked for. The daemon dies under each
+// (CKFS_TEST_DIE_AFTER: once it has made the change, before its reply).
+func TestResentRequestsSucceed(t *testing.T) {
+	for _, tc := range []struct{ op, cmd, check string }{
+		{"mkdir", "mkdir d", "test -d d"},
+		{"mknod", "echo hi > n.txt", `[ "$(cat n.txt)" = hi ]`},
+		{"symlink", "ln -s keep.txt l", `[ "$(readlink l)" = keep.txt ]`},
+		{"link", "ln keep.txt h", `[ "$(stat -c %h keep.txt)" = 2 ] && [ "$(cat h)" = keep ]`},
+		{"unlink", "rm gone.txt", "test ! -e gone.txt"},
+		{"rmdir", "rmdir empty", "test ! -e empty"},
+		{"rename", "mv keep.txt moved.txt", `test ! -e keep.txt && [ "$(cat moved.txt)" = keep ]`},
+		{"setxattr", `python3 -c 'import os; os.setxattr("keep.txt", "user.k", b"v", os.XATTR_CREATE)'`, `python3 -c 'import os; assert os.getxattr("keep.txt", "user.k") == b"v"'`},
+		{"removexattr", `python3 -c 'import os; os.removexattr("attr.txt", "user.k")'`, `python3 -c 'import os; assert os.listxattr("attr.txt") == []'`},
+	} {
+		t.Run(tc.op, func(t *testing.T) {
+			w := newWorkspace(t, `printf 'keep\n' > keep.txt; : > gone.txt; mkdir empty; : > attr.txt; python3 -c 'import os; os.setxattr("attr.txt", "user.k", b"v")'`)
+			marker := filepath.Join(t.TempDir(), "died")
+			w.extraEnv = append(w.extraEnv, "CKFS_TEST_DIE_AFTER="+tc.op+":"+marker)
+			w.mount()
+			if st := daemonState(t, w); st.Supervisor == 0 {
+				t.Skipf("this mount cannot outlive its daemon (kernel before 6.9, or no handleless mode): %s", st.IO)
+			}
+			first := w.pid
+			c := exec.Command("sh", "-c", tc.cmd)
+			c.Dir = w.root
+			if out, err := c.CombinedOutput(); err != nil {
+				b, _ := os.ReadFile(filepath.Join(w.store, "daemon.log"))
+				t.Fatalf("%s, with the daemon killed after carrying it out: %v\n%s\ndaemon log:\n%s", tc.cmd, err, out, b)
+			}
+			if _, err := os.Stat(marker); err != nil {
+				t.Fatalf("the daemon did not die after %s: %v", tc.op, err)
+			}
+			waitForSuccessor(t, w, first, 0)
+			w.refreshPids()
+			w.sh(tc.check)
+		})
+	}
+}

@@ -9,6 +9,7 @@
 //	CKFS_TEST_SWEEP_GRACE=DUR     collect objects younger than the usual grace period
 //	CKFS_TEST_SIZE_CHECK_EVERY=DUR   how often a daemon with a size limit measures its store (default a minute)
 //	CKFS_TEST_REMOTE_GRACE=DUR    the grace period of collections on a shared bucket (default 24 hours)
+//	CKFS_TEST_DIE_AFTER=OP:FILE   SIGKILL the daemon once it has carried out an OP request (mkdir, rename, …), before the reply, unless FILE exists (it makes FILE first: only one daemon dies)
 package testhooks
 
 import (
@@ -78,4 +79,26 @@ func RewindFault() func(int, rewind.PathAction) error {
 func RemoteGrace() (time.Duration, bool) {
 	g, err := time.ParseDuration(os.Getenv("CKFS_TEST_REMOTE_GRACE"))
 	return g, err == nil
+}
+
+// DieAfter returns the hook that kills the daemon once it has carried out
+// a request of the operation CKFS_TEST_DIE_AFTER names, before its reply,
+// the first time only (its marker file exists after), or nil.
+func DieAfter() func(op string) {
+	spec := os.Getenv("CKFS_TEST_DIE_AFTER")
+	want, marker, ok := strings.Cut(spec, ":")
+	if !ok || marker == "" {
+		return nil
+	}
+	return func(op string) {
+		if op != want {
+			return
+		}
+		f, err := os.OpenFile(marker, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if err != nil {
+			return // a daemon died here already
+		}
+		f.Close()
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	}
 }
