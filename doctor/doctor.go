@@ -119,7 +119,7 @@ func passthroughCheck(root bool) (string, string, string, string) {
 	case !root:
 		return "kernel passthrough", "warn", "Linux " + rel + " supports it, but it needs CAP_SYS_ADMIN: without root, large I/O goes through the daemon", "run ckfs mount as root for native-speed large I/O"
 	}
-	return "kernel passthrough", "ok", "Linux " + rel + ": large reads and writes bypass the daemon", ""
+	return "kernel passthrough", "ok", "Linux " + rel + ": available (capture.io = passthrough mounts use it; the file I/O line says what a mount uses)", ""
 }
 
 func configPathChecked(dir string) (string, string) {

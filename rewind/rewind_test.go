@@ -283,6 +283,11 @@ func TestSafetyChecksRefuse(t *testing.T) {
 				t.Errorf("the refusal names --force and a revert as ways out if and only if --force applies (it does: %v), and never a commit (ckfs checks none): %v", c.force, err)
 			}
 			if c.force {
+				// The revert it offers takes out every window since the
+				// target, the one the target is just before included.
+				if got := strings.Join(out.WindowsSince, " "); got != "w1 w2" {
+					t.Errorf("the windows since checkpoint %d (before w1) are %q, want w1 w2", cps[0], got)
+				}
 				if _, err := rewind.Run(env, rewind.Request{Target: cps[0], Apply: true, Force: true}); err != nil {
 					t.Fatalf("--force: %v", err)
 				}

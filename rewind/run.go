@@ -239,11 +239,13 @@ func describeChanges(a *Applier, steps []Step, diff bool) {
 	}
 }
 
-// windowsSince are the ids of the windows opened after seq.
+// windowsSince are the ids of the windows opened at or after seq: a
+// window's open record is the checkpoint just before it, so a rewind to it
+// takes that window's changes out too.
 func windowsSince(records []index.Record, seq uint64) []string {
 	var ids []string
 	for _, w := range index.Windows(records) {
-		if w.Open.Seq > seq {
+		if w.Open.Seq >= seq {
 			ids = append(ids, w.ID)
 		}
 	}

@@ -144,7 +144,12 @@ func runMount(ctx context.Context, o mountOptions, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "mounted %s at %s (daemon pid %d, store %s)\n", o.Root, o.Mountpoint, pid, o.Store)
+	who := fmt.Sprintf("daemon pid %d", pid)
+	if st, err := workspace.ReadDaemonState(o.Store); err == nil && st.PID != pid && st.PID > 0 {
+		// The process started is the supervisor; the daemon is its worker.
+		who = fmt.Sprintf("daemon pid %d, supervisor pid %d", st.PID, pid)
+	}
+	fmt.Fprintf(stdout, "mounted %s at %s (%s, store %s)\n", o.Root, o.Mountpoint, who, o.Store)
 	if isNew && o.Remote.URL != "" {
 		addConfiguredRemote(ctx, o, stdout, stderr)
 	}
