@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -57,6 +58,13 @@ func TestUnmountFromInsideSaysCdOut(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "cd out of it first") {
 		t.Errorf("the busy unmount does not say the shell is inside:\n%s", out)
+	}
+	// A descriptor beneath the mount, at the same path, holds nothing of
+	// it: the supervisor's, and this test's own (taken before the mount).
+	for _, pid := range []int{w.sup, os.Getpid()} {
+		if strings.Contains(string(out), fmt.Sprintf("pid %d ", pid)) {
+			t.Errorf("the busy unmount names pid %d, which holds only the directory beneath the mount:\n%s", pid, out)
+		}
 	}
 	if !w.mounted() {
 		t.Fatal("the workspace is no longer mounted")

@@ -15,10 +15,12 @@ func OpenRoot(root string) (int, error) {
 }
 
 // BusyProcesses lists the processes whose working directory, root or open
-// files are under mnt, read from /proc without touching the mount.
+// files are under mnt, on the mount there, read from /proc without a
+// request to the mount.
 func BusyProcesses(mnt string) []string {
 	ents, _ := os.ReadDir("/proc")
 	self := os.Getpid()
+	mntID := topMountID(mnt)
 	var out []string
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
@@ -34,7 +36,7 @@ func BusyProcesses(mnt string) []string {
 		}
 		for _, l := range links {
 			t, err := os.Readlink(l)
-			if err == nil && Within(t, mnt) {
+			if err == nil && Within(t, mnt) && onMount(l, mntID) {
 				comm, _ := os.ReadFile(filepath.Join(dir, "comm"))
 				out = append(out, fmt.Sprintf("pid %d (%s) uses %s", pid, strings.TrimSpace(string(comm)), t))
 				break
@@ -42,6 +44,39 @@ func BusyProcesses(mnt string) []string {
 		}
 	}
 	return out
+}
+
+// topMountID is the id of the mount on top at mnt (the first field of
+// /proc/self/mountinfo), or 0 if none is known.
+func topMountID(mnt string) uint64 {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return 0
+	}
+	var id uint64
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) > 4 && unescapeMount(f[4]) == mnt {
+			id, _ = strconv.ParseUint(f[0], 10, 64) // a later line is mounted over an earlier one
+		}
+	}
+	return id
+}
+
+// onMount reports whether the file a /proc link names lies on the mount
+// with id mntID, not merely at a path under it: a mount in place serves
+// the directory it covers, and a descriptor opened beneath it (the
+// supervisor's, or one taken before the mount) has the same path but
+// holds nothing of the mount. It asks without a request to the file
+// system (AT_STATX_DONT_SYNC); where it cannot tell, the path decides.
+func onMount(link string, mntID uint64) bool {
+	if mntID == 0 {
+		return true
+	}
+	var st unix.Statx_t
+	if err := unix.Statx(unix.AT_FDCWD, link, unix.AT_STATX_DONT_SYNC, unix.STATX_MNT_ID, &st); err != nil || st.Mask&unix.STATX_MNT_ID == 0 {
+		return true
+	}
+	return st.Mnt_id == mntID
 }
 
 // MountedAt reports whether a FUSE file system of ckfs is mounted at mnt.
