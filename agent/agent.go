@@ -52,6 +52,9 @@ type Agent struct {
 	// toolEvents are the tool events it sends beyond PreToolUse and
 	// PostToolUse.
 	toolEvents []string
+	// turnEvents are the other events without a matcher it sends ckfs
+	// (Claude Code's SubagentStop).
+	turnEvents []string
 	// settingsPath is the user settings file it reads hooks from.
 	settingsPath func() (string, error)
 	// launch returns the arguments and environment that give it hooks

@@ -24,6 +24,7 @@ var claude = &Agent{
 	matchAll:   "*",
 	timeout:    60, // seconds
 	toolEvents: []string{"PostToolUseFailure"},
+	turnEvents: []string{"SubagentStop"},
 	settingsPath: func() (string, error) {
 		return userPath("CLAUDE_CONFIG_DIR", ".claude", "settings.json")
 	},

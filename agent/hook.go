@@ -132,13 +132,23 @@ func handleHook(store string, a *Agent, in *HookInput, now time.Time) error {
 	mounted := workspace.DaemonAlive(store)
 	switch in.Event {
 	case "SessionStart", "UserPromptSubmit", "Stop":
-		// A turn boundary: every call of the session still open will
-		// never get its Post event (rejected, blocked, aborted, left
-		// running). Close them first, so no window stays open and the
-		// next mark is taken after them.
+		// A turn boundary: every call of the session's main thread still
+		// open will never get its Post event (rejected, blocked, aborted,
+		// left running). Close them first, so no window stays open and
+		// the next mark is taken after them. A subagent's calls may go on
+		// (Claude Code runs subagents beside the main thread): they close
+		// with their own Post event or at the subagent's end; a new
+		// session start closes them too (their process is gone).
 		if err := closeOpenCalls(store, a, in, mounted, now, true); err != nil {
 			return err
 		}
+		if in.Event == "SessionStart" {
+			if err := closeSubagentCalls(store, in, mounted, now, ""); err != nil {
+				return err
+			}
+		}
+	case "SubagentStop":
+		return closeSubagentCalls(store, in, mounted, now, in.AgentID)
 	case "PreToolUse":
 		// An agent that runs some calls without a Post event has their
 		// result in its transcript by the next call. Close such calls
@@ -172,7 +182,7 @@ func handleHook(store string, a *Agent, in *HookInput, now time.Time) error {
 				Agent: proc.Agent(proc.System{}, os.Getppid()), Command: toolCommand(in.ToolInput)})
 		}
 		if in.SessionID != "" {
-			if err := session.Append(store, in.SessionID, now, &session.Event{Kind: session.KindToolCall, Call: in.ToolUseID, Tool: in.ToolName, Input: compactJSON(in.ToolInput)}); err != nil {
+			if err := session.Append(store, in.SessionID, now, &session.Event{Kind: session.KindToolCall, Call: in.ToolUseID, Tool: in.ToolName, Input: compactJSON(in.ToolInput), Subagent: in.AgentID}); err != nil {
 				return err
 			}
 		}
@@ -183,7 +193,7 @@ func handleHook(store string, a *Agent, in *HookInput, now time.Time) error {
 			_, werr = workspace.DaemonOf(store).CloseWindow(in.ToolUseID, closeReason(in.Event))
 		}
 		if in.SessionID != "" {
-			if err := session.Append(store, in.SessionID, now, &session.Event{Kind: session.KindToolResult, Call: in.ToolUseID, Failed: in.Event == "PostToolUseFailure"}); err != nil {
+			if err := session.Append(store, in.SessionID, now, &session.Event{Kind: session.KindToolResult, Call: in.ToolUseID, Failed: in.Event == "PostToolUseFailure", Subagent: in.AgentID}); err != nil {
 				return err
 			}
 		}
@@ -232,6 +242,31 @@ func closeOpenCalls(store string, a *Agent, in *HookInput, mounted bool, now tim
 			}
 		}
 		if err := session.Append(store, in.SessionID, now, &session.Event{Kind: session.KindToolResult, Call: c, Failed: !finished, Unfinished: !finished}); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// closeSubagentCalls closes, as unfinished, the open calls of subagent
+// agent (of every subagent, if agent is "") of the session: the subagent
+// ended, or the session started again, without their Post events.
+func closeSubagentCalls(store string, in *HookInput, mounted bool, now time.Time, agent string) error {
+	if in.SessionID == "" || (agent == "" && in.Event == "SubagentStop") {
+		return nil
+	}
+	calls, err := session.OpenSubagentCalls(store, in.SessionID, agent)
+	if err != nil || len(calls) == 0 {
+		return err
+	}
+	var errs []error
+	for _, c := range calls {
+		if mounted {
+			if _, err := workspace.DaemonOf(store).CloseWindow(c.Call, index.ReasonUnfinished); err != nil && !errors.Is(err, workspace.ErrRefused) {
+				errs = append(errs, err)
+			}
+		}
+		if err := session.Append(store, in.SessionID, now, &session.Event{Kind: session.KindToolResult, Call: c.Call, Failed: true, Unfinished: true, Subagent: c.Subagent}); err != nil {
 			errs = append(errs, err)
 		}
 	}

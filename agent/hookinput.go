@@ -25,6 +25,9 @@ type HookInput struct {
 	ToolUseID      string          `json:"tool_use_id"` // the call id
 	TurnID         string          `json:"turn_id"`     // Codex
 	Timestamp      string          `json:"timestamp"`   // Gemini CLI, Qwen Code
+	// AgentID names the subagent an event comes from (Claude Code: tool
+	// events inside a subagent, SubagentStop); "" for the main thread.
+	AgentID string `json:"agent_id"`
 }
 
 // MaxHookInput bounds what a hook reads: tool inputs carry whole files.
@@ -49,6 +52,9 @@ func ParseHookInput(b []byte) (*HookInput, error) {
 	}
 	if in.TranscriptPath != "" && !strings.HasPrefix(in.TranscriptPath, "/") {
 		return nil, fmt.Errorf("hook input: transcript_path %q is not absolute", in.TranscriptPath)
+	}
+	if in.AgentID != "" && !session.ValidID(in.AgentID) {
+		return nil, fmt.Errorf("hook input: agent_id %q is not a valid id", in.AgentID)
 	}
 	switch in.Event {
 	case "PreToolUse", "PostToolUse", "PostToolUseFailure":

@@ -148,8 +148,8 @@ func TestHooksInstallSwitchesToTheHookExecutable(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := os.ReadFile(path)
-	if n := strings.Count(string(got), "ckfs-hook claude"); n != 6 || strings.Contains(string(got), " hook claude") {
-		t.Fatalf("after the install, %d hooks run ckfs-hook (want 6, and none the old form):\n%s", n, got)
+	if n := strings.Count(string(got), "ckfs-hook claude"); n != 7 || strings.Contains(string(got), " hook claude") {
+		t.Fatalf("after the install, %d hooks run ckfs-hook (want 7, and none the old form):\n%s", n, got)
 	}
 }
 

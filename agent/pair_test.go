@@ -62,7 +62,7 @@ func TestHookSettingsSpeakTheAgentsNames(t *testing.T) {
 		events  []string
 		timeout int
 	}{
-		{claude, []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop"}, 60},
+		{claude, []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop", "SubagentStop"}, 60},
 		{gemini, []string{"SessionStart", "BeforeAgent", "BeforeTool", "AfterTool", "AfterAgent"}, 60000},
 		{qwen, []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop"}, 60},
 	} {

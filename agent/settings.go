@@ -35,6 +35,10 @@ func (a *Agent) HookSettings(exe string) map[string]any {
 	for _, ev := range a.toolEvents {
 		hooks[a.eventName(ev)] = group(true)
 	}
+	for _, ev := range a.turnEvents {
+		// A subagent's end closes its calls that never reported back.
+		hooks[a.eventName(ev)] = group(false)
+	}
 	return map[string]any{"hooks": hooks}
 }
 

@@ -41,6 +41,10 @@ func (a Agent) inProcess() bool {
 	return c == "" || strings.HasPrefix(c, "apply_patch")
 }
 
+// delegates reports whether an agent's tool hands its work to a subagent,
+// whose own tool calls then run while it is open.
+func delegates(tool string) bool { return tool == "Task" || tool == "Agent" }
+
 // owner is the window a path's changes in the current period belong to,
 // and how it was told (index.ByProcess, index.ByGuess, or "" when only one
 // window was open).
@@ -62,7 +66,7 @@ type owner struct{ window, by string }
 //     window that ckfs run marked;
 //   - by its ancestry, against each open window's agent: the agent process
 //     itself wrote (the one open in-process call of that agent, its edit
-//     tool); a descendant of the agent whose command line, or an
+//     tool, not counting a call that runs a subagent); a descendant of the agent whose command line, or an
 //     ancestor's below the agent, holds the call's shell command, or the
 //     call whose command holds the command line of the agent's child (a
 //     shell that replaced itself with the command's last part);
@@ -160,6 +164,12 @@ func (r *Recorder) matchOwner(pid uint32, fallback owner) owner {
 			// (bash -c 'a; b' execs b): the call's process is b.
 			partial = append(partial, i)
 		}
+	}
+	if len(inproc) > 1 {
+		// A call that hands its work to a subagent (Claude Code's Task,
+		// or Agent) writes nothing itself: the subagent's own calls do,
+		// while it is open.
+		inproc = slices.DeleteFunc(inproc, func(i int) bool { return delegates(r.windows[i].tool) })
 	}
 	pick := func(set []int) owner {
 		if len(set) == 1 {

@@ -49,6 +49,7 @@ func TestOwnerFor(t *testing.T) {
 	claudeMake := openWindow{id: "make", agent: Agent{PID: 100, Command: "make gen"}}
 	claudeEdit := openWindow{id: "edit", agent: Agent{PID: 100}}
 	claudeWrite := openWindow{id: "write", agent: Agent{PID: 100}}
+	claudeTask := openWindow{id: "task", tool: "Task", agent: Agent{PID: 100}}
 	codexA1 := openWindow{id: "a1", agent: Agent{PID: 200, Command: "echo a > a.txt"}}
 	codexA2 := openWindow{id: "a2", agent: Agent{PID: 200, Command: "echo a > a.txt"}}
 	codexPatch := openWindow{id: "patch", agent: Agent{PID: 200, Command: "apply_patch <<'EOF'\n*** Begin Patch"}}
@@ -69,6 +70,8 @@ func TestOwnerFor(t *testing.T) {
 		{"a grandchild of the call's shell", []openWindow{claudeSed, claudeMake, claudeEdit}, 122, owner{"make", index.ByProcess}},
 		{"the agent itself: its one edit call", []openWindow{claudeSed, claudeEdit, claudeMake}, 100, owner{"edit", index.ByProcess}},
 		{"the agent itself, two edit calls", []openWindow{claudeEdit, claudeWrite, claudeSed}, 100, owner{"write", index.ByGuess}},
+		{"a subagent's edit call while its Task call is open", []openWindow{claudeEdit, claudeTask}, 100, owner{"edit", index.ByProcess}},
+		{"the agent itself while only a Task call is open", []openWindow{claudeTask, claudeSed}, 100, owner{"task", index.ByProcess}},
 		{"an unmatched shell of the agent, one shell call", []openWindow{claudeSed, claudeEdit}, 130, owner{"sed", index.ByProcess}},
 		{"an unmatched shell of the agent, two shell calls", []openWindow{claudeSed, claudeMake, claudeEdit}, 130, owner{"make", index.ByGuess}},
 		{"the same command twice", []openWindow{codexA1, codexA2}, 210, owner{"a2", index.ByGuess}},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/ckfs-dev/ckfs/index"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -397,4 +398,92 @@ func TestRealClaudeDaemonKilledMidTurn(t *testing.T) {
 	if got := workTree(t, w.root); got != before {
 		t.Fatalf("after a rewind to the turn's mark:\n%s\nwant\n%s", got, before)
 	}
+}
+
+// A subagent: the real CLI's Task call (named Agent in the pinned version,
+// which reports back at once and lets the subagent run beside the main
+// conversation) runs a subagent whose Write call is still under way when
+// the main thread's turn ends, and whose refused call is closed when the
+// subagent ends. Each of the subagent's writes is its own call's,
+// matched to its process (never a guess, which would make a revert of
+// that call refuse), the Task call holds none, a revert of one of them
+// takes out only that call, and a files rewind to before the turn takes
+// everything back.
+func TestRealClaudeSubagent(t *testing.T) {
+	w := mountWorkspace(t, `printf 'x = 1\n' > a.py`)
+	c := newClaudeRun(t, w)
+	notes := filepath.Join(w.root, "NOTES.md")
+	const task = "Write NOTES.md and bump a.py"
+	// The subagent's Write is under way (its window open) when the main
+	// thread's turn ends and its Stop hook runs; it writes after that (a
+	// hook of the user's holds it 3 s), and must still be the call's.
+	userSettings := filepath.Join(c.home, ".claude", "settings.json")
+	os.MkdirAll(filepath.Dir(userSettings), 0o755)
+	os.WriteFile(userSettings, []byte(`{"hooks":{"PreToolUse":[{"matcher":"Write","hooks":[{"type":"command","command":"sleep 3"}]}]}}`), 0o644)
+	started := make(chan struct{})
+	c.api.queueWhen(func(req map[string]any) bool { return strings.Contains(firstMessage(req), task) },
+		standInReply{text: "Writing.", sent: func() { close(started) }, calls: []standInCall{{"toolu_08SubWrite", "Write", map[string]any{"file_path": notes, "content": "# Notes\n"}}}},
+		standInReply{text: "Bumping.", calls: []standInCall{{"toolu_08SubBash", "Bash", map[string]any{"command": "sed -i 's/1/2/' a.py", "description": "bump"}}}},
+		// Not allowed: no Post event; the subagent's end closes it.
+		standInReply{text: "Editing.", calls: []standInCall{{"toolu_08SubDenied", "Edit", map[string]any{"file_path": filepath.Join(w.root, "a.py"), "old_string": "x", "new_string": "y"}}}},
+		standInReply{text: "Subagent done."},
+	)
+	c.api.queue(
+		standInReply{text: "Delegating.", calls: []standInCall{{"toolu_08Task", "Task", map[string]any{
+			"description": "Write notes", "prompt": task, "subagent_type": "general-purpose"}}}},
+		standInReply{text: "Turn done.", wait: func() {
+			select {
+			case <-started:
+				time.Sleep(time.Second)
+			case <-time.After(20 * time.Second):
+			}
+		}},
+	)
+	before := workTree(t, w.root)
+	c.agent("-p", "Delegate the notes", "--allowedTools", "Task,Agent,Write,Bash")
+	deadline := time.Now().Add(30 * time.Second)
+	for (!strings.Contains(workTree(t, w.root), "NOTES.md") || w.read("a.py") != "x = 2\n" || len(w.status().Daemon.OpenWindows) > 0) && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if got := w.read("NOTES.md"); got != "# Notes\n" || w.read("a.py") != "x = 2\n" {
+		t.Fatalf("the subagent's calls did not run:\n%s\n%s", workTree(t, w.root), w.ckfs("log", "--all"))
+	}
+	if st := w.status(); st.Daemon == nil || len(st.Daemon.OpenWindows) != 0 {
+		t.Fatalf("windows left open after the subagent ended: %+v\n%s", st.Daemon, w.ckfs("log", "--all"))
+	}
+	if log := w.ckfs("log", "--all"); !regexp.MustCompile(`toolu_08SubDenied .*unfinished`).MatchString(log) {
+		t.Errorf("the subagent's refused call is not closed as unfinished:\n%s", log)
+	}
+	owner := map[string]index.Record{}
+	for _, r := range w.records() {
+		if r.IsImage() && r.Window != "" {
+			owner[r.Path] = r
+		}
+	}
+	for path, want := range map[string]string{"NOTES.md": "toolu_08SubWrite", "a.py": "toolu_08SubBash"} {
+		if r := owner[path]; r.Window != want || r.By == index.ByGuess {
+			t.Errorf("%s recorded in window %q (by %q), want %s, matched to its process:\n%s", path, r.Window, r.By, want, w.ckfs("log", "--all"))
+		}
+	}
+	if out, code := w.exitCode(nil, "revert", "toolu_08SubWrite"); code != 0 {
+		t.Fatalf("a revert of the subagent's first call: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(notes); !os.IsNotExist(err) || w.read("a.py") != "x = 2\n" {
+		t.Fatalf("the revert of the first call took out more or less than NOTES.md:\n%s", workTree(t, w.root))
+	}
+	w.ckfs("rewind", "--files", "--mark", "1")
+	if got := workTree(t, w.root); got != before {
+		t.Fatalf("a rewind to before the turn left\n%s\nwant\n%s", got, before)
+	}
+}
+
+// firstMessage is the text of a Messages API request's first message: the
+// prompt a conversation (or a subagent's) began with.
+func firstMessage(req map[string]any) string {
+	msgs, _ := req["messages"].([]any)
+	if len(msgs) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(msgs[0])
+	return string(b)
 }

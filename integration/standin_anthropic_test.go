@@ -27,10 +27,14 @@ type anthropicStandIn struct {
 	n  int
 }
 
-// standInReply is one assistant message: text, then tool calls.
+// standInReply is one assistant message: text, then tool calls. wait, if
+// set, is called before it is sent (to hold a subagent back until the main
+// thread is done, say), and sent after it is.
 type standInReply struct {
 	text  string
 	calls []standInCall
+	wait  func()
+	sent  func()
 }
 
 type standInCall struct {
@@ -71,6 +75,12 @@ func (s *anthropicStandIn) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	if len(tools) > 0 {
 		reply = s.next(req, standInReply{text: "Nothing more to do."})
+	}
+	if reply.wait != nil {
+		reply.wait()
+	}
+	if reply.sent != nil {
+		defer reply.sent()
 	}
 	model, _ := req["model"].(string)
 	if stream, _ := req["stream"].(bool); !stream {

@@ -48,6 +48,10 @@ type Event struct {
 	Tool   string          `json:"tool,omitempty"`   // tool_call: the tool's name
 	Input  json.RawMessage `json:"input,omitempty"`  // tool_call: its input, as the agent gave it
 	Failed bool            `json:"failed,omitempty"` // tool_result: the call failed
+	// Subagent names the subagent that made a tool_call or tool_result
+	// (Claude Code's agent_id): its calls are in its own transcript, not
+	// the conversation's, and run beside the main thread's turns.
+	Subagent string `json:"subagent,omitempty"`
 	// Unfinished marks a tool_result ckfs wrote itself: the agent never
 	// reported the call done (the user rejected it, another hook blocked
 	// it, it was aborted or left running), and the end of the turn, the

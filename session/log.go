@@ -104,12 +104,16 @@ func List(store string) ([]string, error) {
 }
 
 // Clean reports whether cutting after seq keeps every tool call with its
-// result: no tool call at or before seq finishes after it.
+// result: no tool call at or before seq finishes after it. A subagent's
+// calls are not the conversation's (its transcript holds them).
 func Clean(evs []Event, seq uint64) bool {
 	open := map[string]bool{}
 	for _, e := range evs {
 		if e.Seq > seq {
 			break
+		}
+		if e.Subagent != "" {
+			continue
 		}
 		switch e.Kind {
 		case KindToolCall:
@@ -121,11 +125,13 @@ func Clean(evs []Event, seq uint64) bool {
 	return len(open) == 0
 }
 
-// OpenCalls returns the calls of session id that have a tool_call and no
-// tool_result yet, in order. Only the current turn is read, from the end
-// of the log back to its last turn boundary (a prompt, a start or a fork
-// event): the hooks close every open call at each boundary, so a hook's
-// cost does not grow with the session.
+// OpenCalls returns the calls of session id's main thread that have a
+// tool_call and no tool_result yet, in order. Only the current turn is
+// read, from the end of the log back to its last turn boundary (a prompt,
+// a start or a fork event): the hooks close every open call of the main
+// thread at each boundary, so a hook's cost does not grow with the
+// session. A subagent's calls are not counted: a subagent may run on
+// beyond the turn that started it (OpenSubagentCalls).
 func OpenCalls(store, id string) ([]string, error) {
 	evs, err := OpenCallEvents(store, id)
 	var ids []string
@@ -145,6 +151,9 @@ func OpenCallEvents(store, id string) ([]Event, error) {
 	open := map[string]int{} // call → its tool_call event
 	var order []string
 	for i, e := range evs {
+		if e.Subagent != "" {
+			continue
+		}
 		switch e.Kind {
 		case KindToolCall:
 			if _, ok := open[e.Call]; !ok {
@@ -159,6 +168,67 @@ func OpenCallEvents(store, id string) ([]Event, error) {
 	for _, c := range order {
 		if i, ok := open[c]; ok {
 			calls = append(calls, evs[i])
+		}
+	}
+	return calls, nil
+}
+
+// subagentSpan is how much of a log's end OpenSubagentCalls reads: a
+// subagent's open calls are among its recent events.
+const subagentSpan = 4 << 20
+
+// OpenSubagentCalls returns the tool_call events of the calls of
+// subagent agent (of any subagent, if agent is "") of session id that have
+// no tool_result yet, in order, across turn boundaries: a subagent may run
+// on after the turn that started it. It reads the last 4 MiB of the log
+// at most; it is asked when a subagent stops or a session starts, not on
+// every call.
+func OpenSubagentCalls(store, id, agent string) ([]Event, error) {
+	f, err := os.Open(Path(store, id))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	start := max(0, st.Size()-subagentSpan)
+	buf := make([]byte, st.Size()-start)
+	if _, err := f.ReadAt(buf, start); err != nil && err != io.EOF {
+		return nil, err
+	}
+	lines := bytes.Split(buf, []byte("\n"))
+	if start > 0 {
+		lines = lines[1:] // begins inside a line
+	}
+	open := map[string]int{} // call → its tool_call event in evs
+	var evs []Event
+	var order []string
+	for _, l := range lines {
+		e, err := ParseEvent(l)
+		if err != nil || e.Subagent == "" || (agent != "" && e.Subagent != agent) {
+			continue
+		}
+		switch e.Kind {
+		case KindToolCall:
+			if _, ok := open[e.Call]; !ok {
+				order = append(order, e.Call)
+			}
+			open[e.Call] = len(evs)
+			evs = append(evs, *e)
+		case KindToolResult:
+			delete(open, e.Call)
+		}
+	}
+	var calls []Event
+	for _, c := range order {
+		if i, ok := open[c]; ok {
+			calls = append(calls, evs[i])
+			delete(open, c) // once, though it was called again
 		}
 	}
 	return calls, nil

@@ -237,3 +237,59 @@ func TestOpenCallsReadsTheCurrentTurn(t *testing.T) {
 		t.Fatalf("a missing log: %v %v", got, err)
 	}
 }
+
+// A subagent's calls run beside the main thread's turns: OpenCalls (what a
+// turn boundary closes) leaves them out, OpenSubagentCalls finds them
+// across turn boundaries, one subagent's or every one's, and Clean does not
+// count them (they are in the subagent's transcript, not the
+// conversation's).
+func TestSubagentCallsOutliveTurns(t *testing.T) {
+	store := t.TempDir()
+	now := time.Unix(0, 0)
+	add := func(e *Event) {
+		t.Helper()
+		if err := Append(store, "s1", now, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(&Event{Kind: KindStart, Agent: "claude"})
+	add(&Event{Kind: KindPrompt, Text: "one"})
+	add(&Event{Kind: KindToolCall, Call: "task", Tool: "Agent"})
+	add(&Event{Kind: KindToolResult, Call: "task"})
+	add(&Event{Kind: KindToolCall, Call: "a-write", Tool: "Write", Subagent: "a1"})
+	add(&Event{Kind: KindToolCall, Call: "b-edit", Tool: "Edit", Subagent: "b2"})
+	add(&Event{Kind: KindToolCall, Call: "main", Tool: "Bash"})
+	add(&Event{Kind: KindToolResult, Call: "main", Unfinished: true}) // the boundary closes it
+	add(&Event{Kind: KindPrompt, Text: "two"})
+	add(&Event{Kind: KindToolCall, Call: "a-bash", Tool: "Bash", Subagent: "a1"})
+	add(&Event{Kind: KindToolResult, Call: "a-write", Subagent: "a1"})
+	if got, err := OpenCalls(store, "s1"); err != nil || len(got) != 0 {
+		t.Fatalf("OpenCalls counts a subagent's calls: %v %v", got, err)
+	}
+	calls := func(agent string) []string {
+		evs, err := OpenSubagentCalls(store, "s1", agent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, e := range evs {
+			ids = append(ids, e.Call+"@"+e.Subagent)
+		}
+		return ids
+	}
+	if got := calls("a1"); !slices.Equal(got, []string{"a-bash@a1"}) {
+		t.Errorf("subagent a1's open calls: %v", got)
+	}
+	if got := calls(""); !slices.Equal(got, []string{"b-edit@b2", "a-bash@a1"}) {
+		t.Errorf("every subagent's open calls: %v", got)
+	}
+	evs, _, err := Load(Path(store, "s1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evs {
+		if e.Kind == KindPrompt && e.Text == "two" && !Clean(evs, e.Seq-1) {
+			t.Errorf("the cut before prompt two is unclean: only subagent calls (and none of the main thread's, closed) span it")
+		}
+	}
+}

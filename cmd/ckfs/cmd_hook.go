@@ -21,8 +21,10 @@ open call with the same tool and input),
 PostToolUse and PostToolUseFailure close it, UserPromptSubmit writes a mark
 (the file checkpoint and the conversation position, paired), SessionStart
 registers the session. Stop (the end of a turn), UserPromptSubmit and
-SessionStart first close every call of the session that never got its Post
-event (rejected, blocked, aborted, left running), marked unfinished. It always exits 0 and prints nothing, so it can never
+SessionStart first close every call of the session's main thread that
+never got its Post event (rejected, blocked, aborted, left running), marked
+unfinished; a subagent's calls (agent_id in the input) are closed so at
+SubagentStop or the next SessionStart. It always exits 0 and prints nothing, so it can never
 block or steer the agent; problems go to hook.log in the store.`,
 		Example:   `  echo '{"hook_event_name":"SessionStart","session_id":"s1","cwd":"'$PWD'"}' | ckfs hook claude`,
 		Args:      cobra.ExactArgs(1),
