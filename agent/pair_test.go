@@ -64,7 +64,7 @@ func TestHookSettingsSpeakTheAgentsNames(t *testing.T) {
 	}{
 		{claude, []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop", "SubagentStop"}, 60},
 		{gemini, []string{"SessionStart", "BeforeAgent", "BeforeTool", "AfterTool", "AfterAgent"}, 60000},
-		{qwen, []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop"}, 60},
+		{qwen, []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop", "SubagentStop"}, 60},
 	} {
 		hooks := tc.a.HookSettings("/usr/bin/ckfs")["hooks"].(map[string]any)
 		if len(hooks) != len(tc.events) {

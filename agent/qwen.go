@@ -22,6 +22,7 @@ var qwen = &Agent{
 	matchAll:   "*",
 	timeout:    60, // seconds
 	toolEvents: []string{"PostToolUseFailure"},
+	turnEvents: []string{"SubagentStop"},
 	settingsPath: func() (string, error) {
 		return userPath("QWEN_HOME", ".qwen", "settings.json")
 	},

@@ -1,11 +1,15 @@
 package integration
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/ckfs-dev/ckfs/index"
 )
 
 func newQwenRun(t *testing.T, w *workspace) (*cliRun, *chatStandIn) {
@@ -92,4 +96,72 @@ func TestRealQwenSession(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(c.home, ".qwen", "settings.json")); strings.Contains(string(b), "hook") {
 		t.Errorf("ckfs agent qwen wrote hooks into the user's settings: %s", b)
 	}
+}
+
+// A subagent of the real Qwen Code: its Agent call runs a subagent whose
+// own write_file and shell calls are each their own call's, matched to
+// their process (never a guess, while the Agent call is open too), every
+// window closes (the subagent's end closes what it left open), and a
+// files rewind to the turn's mark takes all of it back.
+func TestRealQwenSubagent(t *testing.T) {
+	w := mountWorkspace(t, `printf 'x = 1\n' > a.py`)
+	c, api := newQwenRun(t, w)
+	const task = "Write NOTES.md and bump a.py"
+	api.queueWhen(func(req map[string]any) bool { return strings.Contains(firstUserMessage(req), task) },
+		modelReply{text: "Writing.", calls: []modelCall{{id: "call_09SubWrite", name: "write_file", args: map[string]any{"file_path": filepath.Join(w.root, "NOTES.md"), "content": "# Notes\n"}}}},
+		modelReply{text: "Bumping.", calls: []modelCall{{id: "call_09SubShell", name: "run_shell_command", args: map[string]any{"command": "printf 'x = 2\\n' > a.py", "is_background": false}}}},
+		modelReply{text: "Subagent done."},
+	)
+	api.queue(
+		modelReply{text: "Delegating.", calls: []modelCall{{id: "call_09Agent", name: "agent", args: map[string]any{
+			"description": "Write notes", "prompt": task, "subagent_type": "general-purpose"}}}},
+		modelReply{text: "Turn done."},
+	)
+	before := workTree(t, w.root)
+	c.agent("-p", "Delegate the notes", "--yolo")
+	deadline := time.Now().Add(30 * time.Second)
+	for (w.read("a.py") != "x = 2\n" || len(w.status().Daemon.OpenWindows) > 0) && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	log := w.ckfs("log", "--all")
+	if w.read("NOTES.md") != "# Notes\n" || w.read("a.py") != "x = 2\n" {
+		t.Fatalf("the subagent's calls did not run:\n%s\n%s", workTree(t, w.root), log)
+	}
+	if st := w.status(); len(st.Daemon.OpenWindows) != 0 {
+		t.Fatalf("windows left open: %v\n%s", st.Daemon.OpenWindows, log)
+	}
+	// Qwen names its calls itself: tell them by their tools.
+	recs := w.records()
+	tool := map[string]string{}
+	for _, win := range index.Windows(recs) {
+		tool[win.ID] = win.Tool
+	}
+	owner := map[string]index.Record{}
+	for _, r := range recs {
+		if r.IsImage() && r.Window != "" {
+			owner[r.Path] = r
+		}
+	}
+	for path, want := range map[string]string{"NOTES.md": "write_file", "a.py": "run_shell_command"} {
+		if r := owner[path]; tool[r.Window] != want || r.By == index.ByGuess {
+			t.Errorf("%s recorded in window %q (%s, by %q), want the subagent's %s call, matched to its process:\n%s", path, r.Window, tool[r.Window], r.By, want, log)
+		}
+	}
+	w.ckfs("rewind", "--files", "--mark", "1")
+	if got := workTree(t, w.root); got != before {
+		t.Fatalf("a rewind to before the turn left\n%s\nwant\n%s", got, before)
+	}
+}
+
+// firstUserMessage is the text of a chat completions request's first user
+// message: the prompt a conversation (or a subagent's) began with.
+func firstUserMessage(req map[string]any) string {
+	msgs, _ := req["messages"].([]any)
+	for _, m := range msgs {
+		if mm, _ := m.(map[string]any); mm["role"] == "user" {
+			b, _ := json.Marshal(mm["content"])
+			return string(b)
+		}
+	}
+	return ""
 }
