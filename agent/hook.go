@@ -138,11 +138,14 @@ func handleHook(store string, a *Agent, in *HookInput, now time.Time) error {
 		// the next mark is taken after them. A subagent's calls may go on
 		// (Claude Code runs subagents beside the main thread): they close
 		// with their own Post event or at the subagent's end; a new
-		// session start closes them too (their process is gone).
+		// process's session start closes them too.
 		if err := closeOpenCalls(store, a, in, mounted, now, true); err != nil {
 			return err
 		}
-		if in.Event == "SessionStart" {
+		if in.Event == "SessionStart" && in.Source != "compact" && in.Source != "clear" {
+			// A new process (startup, resume): the old one's subagents
+			// are gone. A compaction or /clear keeps the process, and a
+			// subagent running in it goes on.
 			if err := closeSubagentCalls(store, in, mounted, now, ""); err != nil {
 				return err
 			}

@@ -153,3 +153,57 @@ func TestHookRefusesEndlessTranscripts(t *testing.T) {
 		}
 	}
 }
+
+// A subagent's calls outlive the main thread's turn boundaries: the main
+// thread's Stop and a compaction's SessionStart leave them open, its own
+// SubagentStop closes them (as unfinished), and a new process's
+// SessionStart closes whatever any subagent left open.
+func TestSubagentCallsCloseAtTheSubagentsEnd(t *testing.T) {
+	store, root := t.TempDir(), t.TempDir()
+	if err := workspace.Init(store, root); err != nil {
+		t.Fatal(err)
+	}
+	const sid = "7f3c2a9e-4b1d-4e8a-9c2f-1a2b3c4d5e6f"
+	hook := func(in HookInput) {
+		t.Helper()
+		in.SessionID, in.Cwd = sid, root
+		if err := handleHook(store, claude, &in, time.Now()); err != nil {
+			t.Fatalf("%+v: %v", in, err)
+		}
+	}
+	open := func(agent string) []string {
+		t.Helper()
+		evs, err := session.OpenSubagentCalls(store, sid, agent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, e := range evs {
+			ids = append(ids, e.Call)
+		}
+		return ids
+	}
+	hook(HookInput{Event: "SessionStart", Source: "startup"})
+	hook(HookInput{Event: "UserPromptSubmit", Prompt: "delegate"})
+	hook(HookInput{Event: "PreToolUse", ToolName: "Agent", ToolUseID: "toolu_task"})
+	hook(HookInput{Event: "PostToolUse", ToolName: "Agent", ToolUseID: "toolu_task"})
+	hook(HookInput{Event: "PreToolUse", ToolName: "Write", ToolUseID: "toolu_a", AgentID: "a1"})
+	hook(HookInput{Event: "PreToolUse", ToolName: "Bash", ToolUseID: "toolu_b", AgentID: "b2"})
+	hook(HookInput{Event: "PreToolUse", ToolName: "Bash", ToolUseID: "toolu_main"})
+	hook(HookInput{Event: "Stop"})
+	if calls, _ := session.OpenCalls(store, sid); len(calls) != 0 {
+		t.Errorf("the main thread's call is open after its Stop: %v", calls)
+	}
+	hook(HookInput{Event: "SessionStart", Source: "compact"})
+	if got := strings.Join(open(""), " "); got != "toolu_a toolu_b" {
+		t.Fatalf("after the main thread's Stop and a compaction, the subagents' open calls are %q, want both", got)
+	}
+	hook(HookInput{Event: "SubagentStop", AgentID: "a1"})
+	if got := strings.Join(open(""), " "); got != "toolu_b" {
+		t.Fatalf("after a1 stopped, the open subagent calls are %q, want b2's only", got)
+	}
+	hook(HookInput{Event: "SessionStart", Source: "resume"})
+	if got := open(""); len(got) != 0 {
+		t.Fatalf("a new process's start left subagent calls open: %v", got)
+	}
+}
