@@ -16,12 +16,12 @@ const resendBit = 1 << 63
 // delivery would have been answered, where the dead daemon may already have
 // carried it out: a MKDIR, MKNOD, SYMLINK or LINK whose name now exists as
 // that request would have made it, an UNLINK or RMDIR whose name is gone,
-// a RENAME whose source is gone and whose destination exists, a
-// SETXATTR that may not replace and finds its value, a REMOVEXATTR whose
-// attribute is gone. Without it
-// the process that made the request would see EEXIST or ENOENT for a
-// change that succeeded ("mkdir: File exists" from a plain mkdir). Only a
-// resent request is looked at; every other request goes through as is.
+// a RENAME whose source is gone and whose destination exists, a SETXATTR
+// that may not replace and finds its value, a REMOVEXATTR whose attribute
+// is gone. Without it the process that made the request would see EEXIST
+// or ENOENT for a change that succeeded ("mkdir: File exists" from a plain
+// mkdir). Only a resent request is looked at; every other request goes
+// through as is.
 //
 // What it cannot tell apart: a name that was already there before a
 // resent MKDIR (the first delivery would have failed; the resend
