@@ -130,38 +130,8 @@ func handleHook(store string, a *Agent, in *HookInput, now time.Time) error {
 		}
 	}
 	mounted := workspace.DaemonAlive(store)
-	switch in.Event {
-	case "SessionStart", "UserPromptSubmit", "Stop":
-		// A turn boundary: every call of the session's main thread still
-		// open will never get its Post event (rejected, blocked, aborted,
-		// left running). Close them first, so no window stays open and
-		// the next mark is taken after them. A subagent's calls may go on
-		// (Claude Code runs subagents beside the main thread): they close
-		// with their own Post event or at the subagent's end; a new
-		// process's session start closes them too.
-		if err := closeOpenCalls(store, a, in, mounted, now, true); err != nil {
-			return err
-		}
-		if in.Event == "SessionStart" && in.Source != "compact" && in.Source != "clear" {
-			// A new process (startup, resume): the old one's subagents
-			// are gone. A compaction or /clear keeps the process, and a
-			// subagent running in it goes on.
-			if err := closeSubagentCalls(store, in, mounted, now, ""); err != nil {
-				return err
-			}
-		}
-	case "SubagentStop":
-		return closeSubagentCalls(store, in, mounted, now, in.AgentID)
-	case "PreToolUse":
-		// An agent that runs some calls without a Post event has their
-		// result in its transcript by the next call. Close such calls
-		// before the next one opens, so their windows do not run
-		// alongside it.
-		if a.postless {
-			if err := closeOpenCalls(store, a, in, mounted, now, false); err != nil {
-				return err
-			}
-		}
+	if err := closeBefore(store, a, in, mounted, now); err != nil || in.Event == "SubagentStop" {
+		return err
 	}
 	switch in.Event {
 	case "SessionStart":
@@ -203,6 +173,47 @@ func handleHook(store string, a *Agent, in *HookInput, now time.Time) error {
 		return werr
 	}
 	return nil // events ckfs does not use
+}
+
+// closeBefore closes what an event ends before it is recorded: at a turn
+// boundary the main thread's calls that never reported back, at a
+// subagent's end its own, and for an agent that runs some calls without
+// a Post event those its transcript answered.
+func closeBefore(store string, a *Agent, in *HookInput, mounted bool, now time.Time) error {
+	switch in.Event {
+	case "SessionStart", "UserPromptSubmit", "Stop":
+		// A turn boundary: every call of the session's main thread still
+		// open will never get its Post event (rejected, blocked, aborted,
+		// left running). Close them first, so no window stays open and
+		// the next mark is taken after them. A subagent's calls may go on
+		// (Claude Code runs subagents beside the main thread): they close
+		// with their own Post event or at the subagent's end; a new
+		// process's session start closes them too.
+		if err := closeOpenCalls(store, a, in, mounted, now, true); err != nil {
+			return err
+		}
+		if in.Event == "SessionStart" && in.Source != "compact" && in.Source != "clear" {
+			// A new process (startup, resume): the old one's subagents
+			// are gone. A compaction or /clear keeps the process, and a
+			// subagent running in it goes on.
+			if err := closeSubagentCalls(store, in, mounted, now, ""); err != nil {
+				return err
+			}
+		}
+	case "SubagentStop":
+		return closeSubagentCalls(store, in, mounted, now, in.AgentID)
+	case "PreToolUse":
+		// An agent that runs some calls without a Post event has their
+		// result in its transcript by the next call. Close such calls
+		// before the next one opens, so their windows do not run
+		// alongside it.
+		if a.postless {
+			if err := closeOpenCalls(store, a, in, mounted, now, false); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // closeOpenCalls closes the calls of the session that have no result in

@@ -45,6 +45,17 @@ func (a Agent) inProcess() bool {
 // whose own tool calls then run while it is open.
 func delegates(tool string) bool { return tool == "Task" || tool == "Agent" }
 
+// withoutDelegates drops, from several in-process candidates (indexes
+// into r.windows), the calls that hand their work to a subagent: such a
+// call writes nothing itself, the subagent's own calls do while it is
+// open.
+func (r *Recorder) withoutDelegates(set []int) []int {
+	if len(set) < 2 {
+		return set
+	}
+	return slices.DeleteFunc(set, func(i int) bool { return delegates(r.windows[i].tool) })
+}
+
 // owner is the window a path's changes in the current period belong to,
 // and how it was told (index.ByProcess, index.ByGuess, or "" when only one
 // window was open).
@@ -165,12 +176,7 @@ func (r *Recorder) matchOwner(pid uint32, fallback owner) owner {
 			partial = append(partial, i)
 		}
 	}
-	if len(inproc) > 1 {
-		// A call that hands its work to a subagent (Claude Code's Task,
-		// or Agent) writes nothing itself: the subagent's own calls do,
-		// while it is open.
-		inproc = slices.DeleteFunc(inproc, func(i int) bool { return delegates(r.windows[i].tool) })
-	}
+	inproc = r.withoutDelegates(inproc)
 	pick := func(set []int) owner {
 		if len(set) == 1 {
 			return owner{r.windows[set[0]].id, by}

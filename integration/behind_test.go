@@ -69,8 +69,8 @@ func TestEditsBehindTheMountAreTheUsers(t *testing.T) {
 				// ways out that keep it.
 				first := windowLabelled(t, recs, "s1")
 				out, err := w.ckfsErr("rewind", "--files", "--to", first)
-				if code := exitCode(err); code != 3 || !strings.Contains(out, "your own edits") || !strings.Contains(out, "ckfs revert "+agent) || strings.Contains(out, "commit") {
-					t.Fatalf("rewind to before the first session: exit %d, want 3 (refused over the user's change) with a revert as a way out\n%s", code, out)
+				if code := exitCode(err); code != 3 || !strings.Contains(out, "your own edits") || !strings.Contains(out, "ckfs revert "+first+" "+agent) || strings.Contains(out, "commit") {
+					t.Fatalf("rewind to before the first session: exit %d, want 3 (refused over the user's change) with a revert of both windows as a way out\n%s", code, out)
 				}
 				out = w.ckfs("rewind", "--files", "--last", "1")
 				if got := readOr(t, filepath.Join(w.root, "f.txt")); got != mine {
