@@ -384,6 +384,7 @@ func TestResentRequestsSucceed(t *testing.T) {
 		{"removexattr", `python3 -c 'import os; os.removexattr("attr.txt", "user.k")'`, `python3 -c 'import os; assert os.listxattr("attr.txt") == []'`},
 	} {
 		t.Run(tc.op, func(t *testing.T) {
+			t.Parallel() // each its own workspace and daemon
 			w := newWorkspace(t, `printf 'keep\n' > keep.txt; : > gone.txt; mkdir empty; : > attr.txt; python3 -c 'import os; os.setxattr("attr.txt", "user.k", b"v")'`)
 			marker := filepath.Join(t.TempDir(), "died")
 			w.extraEnv = append(w.extraEnv, "CKFS_TEST_DIE_AFTER="+tc.op+":"+marker)
