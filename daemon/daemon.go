@@ -145,6 +145,11 @@ func (d *daemon) handle(req workspace.Request) workspace.Reply {
 		}
 		// The seq is the file timeline's checkpoint now (for marks).
 		return workspace.Reply{OK: true, Seq: d.tl.LastSeq()}
+	case workspace.OpDrain:
+		if !d.fsys.Drain(drainWait) {
+			d.log.Warn("directory operations still in flight after the wait; the successor will carry them out again", "wait", drainWait)
+		}
+		return workspace.Reply{OK: true}
 	case workspace.OpStatus:
 		s := d.rec.Stats()
 		return workspace.Reply{OK: true, Status: &workspace.StatusInfo{
@@ -180,6 +185,10 @@ func (d *daemon) handle(req workspace.Request) workspace.Reply {
 	}
 	return workspace.Reply{Error: fmt.Sprintf("unknown op %q", req.Op), Code: workspace.CodeUsage}
 }
+
+// drainWait is how long a drain waits for the directory operations in
+// flight to be answered.
+const drainWait = 5 * time.Second
 
 // codeOf is the reply code of an error: its kind carried over the socket.
 func codeOf(err error) int {

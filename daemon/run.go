@@ -208,7 +208,7 @@ func (d *daemon) mount() error {
 	if !strings.ContainsAny(o.Store, ", \t\n\\") {
 		source = workspace.SourcePrefix + o.Store
 	}
-	fo := fusefs.Options{InPlace: o.Mountpoint == o.Root, AllowOther: o.AllowOther, Debug: o.Debug, Source: source, Cached: o.IO != config.IOPassthrough, AfterDirOp: testhooks.DieAfter()}
+	fo := fusefs.Options{InPlace: o.Mountpoint == o.Root, AllowOther: o.AllowOther, Debug: o.Debug, Source: source, Cached: o.IO != config.IOPassthrough, AfterDirOp: testhooks.AfterDirOp()}
 	var srv *fuse.Server
 	if d.tookOver {
 		srv, err = d.takeOver(fsys, fo)

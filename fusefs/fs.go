@@ -79,7 +79,7 @@ type Options struct {
 	Source string
 	// AfterDirOp, if set, is called once a directory operation (mkdir,
 	// mknod, symlink, link, unlink, rmdir, rename) is carried out, before
-	// its reply; tests kill the daemon there (testhooks.DieAfter).
+	// its reply; tests kill the daemon there (testhooks.AfterDirOp).
 	AfterDirOp func(op string)
 }
 
@@ -100,6 +100,9 @@ type FS struct {
 	model string
 	// wfds keeps the cached model's write descriptors open (writefd.go).
 	wfds writeFds
+	// gate holds directory operations back while an upgrade retires the
+	// daemon (drain.go); nil when no successor can take over.
+	gate *opGate
 	// journal records the node ids handed to the kernel, for a successor
 	// daemon (nodejournal.go); nil when none is kept.
 	journal *nodeJournal
@@ -208,7 +211,8 @@ func (f *FS) server(o Options) (*fs.Options, fuse.RawFileSystem) {
 	}
 	if f.journal != nil {
 		// A successor may be asked again for what this daemon did.
-		raw = &resent{RawFileSystem: raw, after: o.AfterDirOp}
+		f.gate = newOpGate()
+		raw = &resent{RawFileSystem: raw, gate: f.gate, after: o.AfterDirOp}
 	}
 	return opts, raw
 }

@@ -29,6 +29,7 @@ const resendBit = 1 << 63
 // done twice undoes itself.
 type resent struct {
 	fuse.RawFileSystem
+	gate *opGate // closed while an upgrade retires the daemon (drain.go)
 	// after, if set, is called with a directory operation's name once it
 	// is carried out, before its reply (tests kill the daemon there).
 	after func(op string)
@@ -44,6 +45,8 @@ func (r *resent) done(op string) {
 
 // Mkdir is MKDIR; a resent one finds its directory made.
 func (r *resent) Mkdir(cancel <-chan struct{}, in *fuse.MkdirIn, name string, out *fuse.EntryOut) fuse.Status {
+	r.gate.enter()
+	defer r.gate.leave()
 	st := r.RawFileSystem.Mkdir(cancel, in, name, out)
 	if st == fuse.Status(syscall.EEXIST) && isResend(&in.InHeader) {
 		return r.existing(cancel, &in.InHeader, name, out, syscall.S_IFDIR, "")
@@ -55,6 +58,8 @@ func (r *resent) Mkdir(cancel <-chan struct{}, in *fuse.MkdirIn, name string, ou
 // Mknod is MKNOD (every new file, in the cached model); a resent one
 // finds its node made.
 func (r *resent) Mknod(cancel <-chan struct{}, in *fuse.MknodIn, name string, out *fuse.EntryOut) fuse.Status {
+	r.gate.enter()
+	defer r.gate.leave()
 	st := r.RawFileSystem.Mknod(cancel, in, name, out)
 	if st == fuse.Status(syscall.EEXIST) && isResend(&in.InHeader) {
 		return r.existing(cancel, &in.InHeader, name, out, in.Mode&syscall.S_IFMT, "")
@@ -65,6 +70,8 @@ func (r *resent) Mknod(cancel <-chan struct{}, in *fuse.MknodIn, name string, ou
 
 // Symlink is SYMLINK; a resent one finds its link, to the same target.
 func (r *resent) Symlink(cancel <-chan struct{}, h *fuse.InHeader, target, name string, out *fuse.EntryOut) fuse.Status {
+	r.gate.enter()
+	defer r.gate.leave()
 	st := r.RawFileSystem.Symlink(cancel, h, target, name, out)
 	if st == fuse.Status(syscall.EEXIST) && isResend(h) {
 		return r.existing(cancel, h, name, out, syscall.S_IFLNK, target)
@@ -75,6 +82,8 @@ func (r *resent) Symlink(cancel <-chan struct{}, h *fuse.InHeader, target, name 
 
 // Link is LINK; a resent one finds the name linked to the same inode.
 func (r *resent) Link(cancel <-chan struct{}, in *fuse.LinkIn, name string, out *fuse.EntryOut) fuse.Status {
+	r.gate.enter()
+	defer r.gate.leave()
 	st := r.RawFileSystem.Link(cancel, in, name, out)
 	if st == fuse.Status(syscall.EEXIST) && isResend(&in.InHeader) {
 		var src fuse.AttrOut
@@ -97,6 +106,8 @@ func (r *resent) Link(cancel <-chan struct{}, in *fuse.LinkIn, name string, out 
 
 // Unlink is UNLINK; a resent one finds the name gone.
 func (r *resent) Unlink(cancel <-chan struct{}, h *fuse.InHeader, name string) fuse.Status {
+	r.gate.enter()
+	defer r.gate.leave()
 	st := r.RawFileSystem.Unlink(cancel, h, name)
 	if st == fuse.ENOENT && isResend(h) {
 		return fuse.OK
@@ -107,6 +118,8 @@ func (r *resent) Unlink(cancel <-chan struct{}, h *fuse.InHeader, name string) f
 
 // Rmdir is RMDIR; a resent one finds the directory gone.
 func (r *resent) Rmdir(cancel <-chan struct{}, h *fuse.InHeader, name string) fuse.Status {
+	r.gate.enter()
+	defer r.gate.leave()
 	st := r.RawFileSystem.Rmdir(cancel, h, name)
 	if st == fuse.ENOENT && isResend(h) {
 		return fuse.OK
@@ -118,6 +131,8 @@ func (r *resent) Rmdir(cancel <-chan struct{}, h *fuse.InHeader, name string) fu
 // Rename is RENAME and RENAME2; a resent one finds its source gone and its
 // destination there.
 func (r *resent) Rename(cancel <-chan struct{}, in *fuse.RenameIn, from, to string) fuse.Status {
+	r.gate.enter()
+	defer r.gate.leave()
 	st := r.RawFileSystem.Rename(cancel, in, from, to)
 	if (st == fuse.ENOENT || st == fuse.Status(syscall.EEXIST)) && isResend(&in.InHeader) && in.Flags&unixRenameExchange == 0 {
 		h := in.InHeader
@@ -136,6 +151,8 @@ func (r *resent) Rename(cancel <-chan struct{}, in *fuse.RenameIn, from, to stri
 // SetXAttr is SETXATTR; a resent XATTR_CREATE finds the attribute set to
 // its value.
 func (r *resent) SetXAttr(cancel <-chan struct{}, in *fuse.SetXAttrIn, attr string, data []byte) fuse.Status {
+	r.gate.enter()
+	defer r.gate.leave()
 	st := r.RawFileSystem.SetXAttr(cancel, in, attr, data)
 	if st == fuse.Status(syscall.EEXIST) && isResend(&in.InHeader) {
 		buf := make([]byte, len(data)+1)
@@ -150,6 +167,8 @@ func (r *resent) SetXAttr(cancel <-chan struct{}, in *fuse.SetXAttrIn, attr stri
 
 // RemoveXAttr is REMOVEXATTR; a resent one finds the attribute gone.
 func (r *resent) RemoveXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr string) fuse.Status {
+	r.gate.enter()
+	defer r.gate.leave()
 	st := r.RawFileSystem.RemoveXAttr(cancel, h, attr)
 	if st == fuse.ENODATA && isResend(h) {
 		return fuse.OK

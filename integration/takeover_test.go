@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -406,5 +407,50 @@ func TestResentRequestsSucceed(t *testing.T) {
 			w.refreshPids()
 			w.sh(tc.check)
 		})
+	}
+}
+
+// An upgrade drains the daemon first: a directory operation in flight is
+// answered by the old daemon, not carried out again by the new one. The
+// test holds an exchanging rename's reply back 2 s (CKFS_TEST_SLOW_OP)
+// and upgrades meanwhile; done twice, the exchange would undo itself.
+func TestUpgradeDrainsTheDaemon(t *testing.T) {
+	w := newWorkspace(t, `printf 'a\n' > a.txt; printf 'b\n' > b.txt`)
+	w.extraEnv = append(w.extraEnv, "CKFS_TEST_SLOW_OP=rename:2s")
+	w.mount()
+	if w.sup == 0 {
+		t.Skip("this mount cannot outlive its daemon (kernel before 6.9)")
+	}
+	first := w.pid
+	swap := exec.Command("python3", "-c", `import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.renameat2(-100, b"a.txt", -100, b"b.txt", 2) != 0:
+    raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))`)
+	swap.Dir = w.root
+	var out bytes.Buffer
+	swap.Stdout, swap.Stderr = &out, &out
+	if err := swap.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond) // the exchange is done, its reply held back
+	if up := w.ckfs("upgrade", w.root); !strings.Contains(up, "replaced by pid") {
+		t.Fatalf("upgrade: %s", up)
+	}
+	if err := swap.Wait(); err != nil {
+		t.Fatalf("the exchange across the upgrade: %v\n%s", err, out.String())
+	}
+	w.refreshPids()
+	if w.pid == first {
+		t.Fatal("the upgrade left the same daemon")
+	}
+	// On disk, beneath the kernel's caches (which saw one exchange
+	// whatever the daemons did).
+	a, _ := os.ReadFile(filepath.Join(w.behindDir(), "a.txt"))
+	b, _ := os.ReadFile(filepath.Join(w.behindDir(), "b.txt"))
+	if string(a) != "b\n" || string(b) != "a\n" {
+		t.Fatalf("after one exchange across an upgrade a.txt holds %q and b.txt %q on disk: the exchange was done twice (or not at all)", a, b)
+	}
+	if w.read("a.txt") != string(a) || w.read("b.txt") != string(b) {
+		t.Fatalf("the mount shows a.txt %q and b.txt %q, the disk %q and %q", w.read("a.txt"), w.read("b.txt"), a, b)
 	}
 }

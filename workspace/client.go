@@ -17,6 +17,7 @@ const (
 	OpRollback = "rollback" // roll a journalled rewind back
 	OpAbandon  = "abandon"  // forget an unfinished rewind's journal
 	OpGC       = "gc"       // collect
+	OpDrain    = "drain"    // answer the directory operations in flight, hold back new ones (before an upgrade)
 )
 
 // Client is the typed client of a workspace's daemon: a method for each
@@ -59,6 +60,14 @@ func (c Client) Flush() (uint64, error) {
 		return 0, err
 	}
 	return rep.Seq, nil
+}
+
+// Drain readies the daemon to be retired by an upgrade: it answers the
+// directory operations in flight and holds new ones back for its
+// successor. A daemon from before this operation refuses it as unknown.
+func (c Client) Drain() error {
+	_, err := Call(c.store, Request{Op: OpDrain})
+	return err
 }
 
 // Status returns the daemon's counters.

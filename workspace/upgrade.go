@@ -3,13 +3,15 @@ package workspace
 import (
 	"fmt"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 )
 
 // Upgrade has the workspace's mount served by the ckfs binary now at the
 // path the running one was started from (installed over it): capture is
-// flushed, the supervisor retires the daemon and starts a successor from
+// flushed, the daemon drained (Client.Drain), the supervisor retires it
+// and starts a successor from
 // that binary, which takes the live mount over as after a crash. It
 // returns what happened, for the user.
 func (w *Workspace) Upgrade() (string, error) {
@@ -23,6 +25,13 @@ func (w *Workspace) Upgrade() (string, error) {
 	exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", st.PID))
 	if _, err := DaemonOf(w.Store).Flush(); err != nil {
 		return "", fmt.Errorf("flush before the upgrade: %w", err)
+	}
+	// The directory operations in flight are answered and later ones
+	// wait for the successor, so none is carried out twice. A daemon
+	// from before draining answers "unknown op": it is retired as is
+	// (its successor answers what it had done as done).
+	if err := DaemonOf(w.Store).Drain(); err != nil && !strings.Contains(err.Error(), "unknown op") {
+		return "", fmt.Errorf("drain before the upgrade: %w", err)
 	}
 	if err := syscall.Kill(st.Supervisor, syscall.SIGUSR1); err != nil {
 		return "", fmt.Errorf("signal the supervisor (pid %d): %w", st.Supervisor, err)

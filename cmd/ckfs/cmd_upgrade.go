@@ -16,9 +16,10 @@ func newUpgradeCmd() *cobra.Command {
 		Short: "Serve a live mount with the ckfs binary installed since it was mounted",
 		Long: `After installing a new ckfs over the one a mount runs (go install, a package
 upgrade), upgrade has that mount served by the new binary without
-unmounting: capture is flushed, and the supervisor retires the daemon and
-starts one from the binary now at the same path, which takes the mount
-over as after a crash. Processes inside the repository (the agent, its
+unmounting: capture is flushed, the daemon answers the directory
+operations in flight and holds later ones for its successor (so none is
+done twice), and the supervisor retires it and starts one from the binary
+now at the same path, which takes the mount over as after a crash. Processes inside the repository (the agent, its
 shells, your editor) keep their working directories and open files; a
 tool call that runs goes on in its window. A mount that cannot outlive
 its daemon (ckfs doctor says why) must be unmounted and mounted again.`,

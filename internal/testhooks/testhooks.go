@@ -10,6 +10,7 @@
 //	CKFS_TEST_SIZE_CHECK_EVERY=DUR   how often a daemon with a size limit measures its store (default a minute)
 //	CKFS_TEST_REMOTE_GRACE=DUR    the grace period of collections on a shared bucket (default 24 hours)
 //	CKFS_TEST_DIE_AFTER=OP:FILE   SIGKILL the daemon once it has carried out an OP request (mkdir, rename, …), before the reply, unless FILE exists (it makes FILE first: only one daemon dies)
+//	CKFS_TEST_SLOW_OP=OP:DUR      hold the reply to every OP request back for DUR, once it is carried out
 package testhooks
 
 import (
@@ -81,24 +82,29 @@ func RemoteGrace() (time.Duration, bool) {
 	return g, err == nil
 }
 
-// DieAfter returns the hook that kills the daemon once it has carried out
-// a request of the operation CKFS_TEST_DIE_AFTER names, before its reply,
-// the first time only (its marker file exists after), or nil.
-func DieAfter() func(op string) {
-	spec := os.Getenv("CKFS_TEST_DIE_AFTER")
-	want, marker, ok := strings.Cut(spec, ":")
-	if !ok || marker == "" {
+// AfterDirOp returns the hook a daemon calls once it has carried out a
+// directory operation, before its reply, or nil: CKFS_TEST_DIE_AFTER
+// kills the daemon there (the first time only: its marker file exists
+// after), CKFS_TEST_SLOW_OP holds the reply back.
+func AfterDirOp() func(op string) {
+	die, marker, dieOK := strings.Cut(os.Getenv("CKFS_TEST_DIE_AFTER"), ":")
+	slow, d, slowOK := strings.Cut(os.Getenv("CKFS_TEST_SLOW_OP"), ":")
+	pause, err := time.ParseDuration(d)
+	slowOK = slowOK && err == nil
+	if !(dieOK && marker != "") && !slowOK {
 		return nil
 	}
 	return func(op string) {
-		if op != want {
-			return
+		if slowOK && op == slow {
+			time.Sleep(pause)
 		}
-		f, err := os.OpenFile(marker, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-		if err != nil {
-			return // a daemon died here already
+		if dieOK && marker != "" && op == die {
+			f, err := os.OpenFile(marker, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+			if err != nil {
+				return // a daemon died here already
+			}
+			f.Close()
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		}
-		f.Close()
-		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 	}
 }
