@@ -184,26 +184,14 @@ const subagentSpan = 4 << 20
 // at most; it is asked when a subagent stops or a session starts, not on
 // every call.
 func OpenSubagentCalls(store, id, agent string) ([]Event, error) {
-	f, err := os.Open(Path(store, id))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
+	f, size, err := openLog(Path(store, id))
+	if f == nil || err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
+	lines, _, err := tailLines(f, size, subagentSpan)
 	if err != nil {
 		return nil, err
-	}
-	start := max(0, st.Size()-subagentSpan)
-	buf := make([]byte, st.Size()-start)
-	if _, err := f.ReadAt(buf, start); err != nil && err != io.EOF {
-		return nil, err
-	}
-	lines := bytes.Split(buf, []byte("\n"))
-	if start > 0 {
-		lines = lines[1:] // begins inside a line
 	}
 	open := map[string]int{} // call → its tool_call event in evs
 	var evs []Event
@@ -238,28 +226,15 @@ func OpenSubagentCalls(store, id, agent string) ([]Event, error) {
 // at path, reading a growing window from its end. A line that does not
 // parse ends the turn there (a torn tail is the appender's to repair).
 func currentTurn(path string) ([]Event, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
+	f, size, err := openLog(path)
+	if f == nil || err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	size := st.Size()
 	for window := int64(64 << 10); ; window *= 4 {
-		start := max(0, size-window)
-		buf := make([]byte, size-start)
-		if _, err := f.ReadAt(buf, start); err != nil && err != io.EOF {
+		lines, whole, err := tailLines(f, size, window)
+		if err != nil {
 			return nil, err
-		}
-		lines := bytes.Split(buf, []byte("\n"))
-		if start > 0 {
-			lines = lines[1:] // begins inside a line
 		}
 		var evs []Event
 		for i := len(lines) - 1; i >= 0; i-- {
@@ -274,11 +249,45 @@ func currentTurn(path string) ([]Event, error) {
 			}
 			evs = append(evs, *e)
 		}
-		if start == 0 {
+		if whole {
 			slices.Reverse(evs)
 			return evs, nil
 		}
 	}
+}
+
+// openLog opens the log at path and returns its size; nil and no error
+// when there is none.
+func openLog(path string) (*os.File, int64, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, st.Size(), nil
+}
+
+// tailLines reads the last window bytes of f (size bytes long) as lines,
+// less the first when it begins inside a line; whole says the window
+// held all of f.
+func tailLines(f *os.File, size, window int64) (lines [][]byte, whole bool, err error) {
+	start := max(0, size-window)
+	buf := make([]byte, size-start)
+	if _, err := f.ReadAt(buf, start); err != nil && err != io.EOF {
+		return nil, false, err
+	}
+	lines = bytes.Split(buf, []byte("\n"))
+	if start > 0 {
+		lines = lines[1:] // begins inside a line
+	}
+	return lines, start == 0, nil
 }
 
 // UncleanError means a cut would separate a tool call from its result.
