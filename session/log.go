@@ -148,10 +148,18 @@ func OpenCallEvents(store, id string) ([]Event, error) {
 	if err != nil {
 		return nil, err
 	}
+	return unanswered(evs, func(e *Event) bool { return e.Subagent == "" }), nil
+}
+
+// unanswered returns the tool_call events among evs, of the calls keep
+// accepts, that no tool_result follows, in the order the calls were first
+// made (a call made again counts once, by its last tool_call).
+func unanswered(evs []Event, keep func(*Event) bool) []Event {
 	open := map[string]int{} // call → its tool_call event
 	var order []string
-	for i, e := range evs {
-		if e.Subagent != "" {
+	for i := range evs {
+		e := &evs[i]
+		if !keep(e) {
 			continue
 		}
 		switch e.Kind {
@@ -168,9 +176,10 @@ func OpenCallEvents(store, id string) ([]Event, error) {
 	for _, c := range order {
 		if i, ok := open[c]; ok {
 			calls = append(calls, evs[i])
+			delete(open, c) // once, though it was made again
 		}
 	}
-	return calls, nil
+	return calls
 }
 
 // subagentSpan is how much of a log's end OpenSubagentCalls reads: a
@@ -193,33 +202,13 @@ func OpenSubagentCalls(store, id, agent string) ([]Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	open := map[string]int{} // call → its tool_call event in evs
 	var evs []Event
-	var order []string
 	for _, l := range lines {
-		e, err := ParseEvent(l)
-		if err != nil || e.Subagent == "" || (agent != "" && e.Subagent != agent) {
-			continue
-		}
-		switch e.Kind {
-		case KindToolCall:
-			if _, ok := open[e.Call]; !ok {
-				order = append(order, e.Call)
-			}
-			open[e.Call] = len(evs)
+		if e, err := ParseEvent(l); err == nil {
 			evs = append(evs, *e)
-		case KindToolResult:
-			delete(open, e.Call)
 		}
 	}
-	var calls []Event
-	for _, c := range order {
-		if i, ok := open[c]; ok {
-			calls = append(calls, evs[i])
-			delete(open, c) // once, though it was called again
-		}
-	}
-	return calls, nil
+	return unanswered(evs, func(e *Event) bool { return e.Subagent != "" && (agent == "" || e.Subagent == agent) }), nil
 }
 
 // currentTurn returns the events after the last turn boundary of the log
