@@ -204,6 +204,9 @@ func OpenSubagentCalls(store, id, agent string) ([]Event, error) {
 	}
 	var evs []Event
 	for _, l := range lines {
+		if !bytes.Contains(l, []byte(`"subagent"`)) {
+			continue // the main thread's: not parsed
+		}
 		if e, err := ParseEvent(l); err == nil {
 			evs = append(evs, *e)
 		}
