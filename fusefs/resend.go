@@ -106,25 +106,24 @@ func (r *resent) Link(cancel <-chan struct{}, in *fuse.LinkIn, name string, out 
 
 // Unlink is UNLINK; a resent one finds the name gone.
 func (r *resent) Unlink(cancel <-chan struct{}, h *fuse.InHeader, name string) fuse.Status {
-	r.gate.enter()
-	defer r.gate.leave()
-	st := r.RawFileSystem.Unlink(cancel, h, name)
-	if st == fuse.ENOENT && isResend(h) {
-		return fuse.OK
-	}
-	r.done("unlink")
-	return st
+	return r.removal("unlink", h, func() fuse.Status { return r.RawFileSystem.Unlink(cancel, h, name) })
 }
 
 // Rmdir is RMDIR; a resent one finds the directory gone.
 func (r *resent) Rmdir(cancel <-chan struct{}, h *fuse.InHeader, name string) fuse.Status {
+	return r.removal("rmdir", h, func() fuse.Status { return r.RawFileSystem.Rmdir(cancel, h, name) })
+}
+
+// removal is the UNLINK or RMDIR that remove does: a resent one, whose
+// first sending removed the name, finds it gone and succeeds as that did.
+func (r *resent) removal(op string, h *fuse.InHeader, remove func() fuse.Status) fuse.Status {
 	r.gate.enter()
 	defer r.gate.leave()
-	st := r.RawFileSystem.Rmdir(cancel, h, name)
+	st := remove()
 	if st == fuse.ENOENT && isResend(h) {
 		return fuse.OK
 	}
-	r.done("rmdir")
+	r.done(op)
 	return st
 }
 
