@@ -204,13 +204,7 @@ func FuzzLoad(f *testing.F) {
 // at its boundary) is not reported again, however long the log is.
 func TestOpenCallsReadsTheCurrentTurn(t *testing.T) {
 	store := t.TempDir()
-	now := time.Unix(0, 0)
-	add := func(e *Event) {
-		t.Helper()
-		if err := Append(store, "s1", now, e); err != nil {
-			t.Fatal(err)
-		}
-	}
+	add := appender(t, store, "s1")
 	add(&Event{Kind: KindStart, Agent: "claude"})
 	add(&Event{Kind: KindPrompt, Text: "one"})
 	add(&Event{Kind: KindToolCall, Call: "old", Tool: "Bash"})
@@ -245,13 +239,7 @@ func TestOpenCallsReadsTheCurrentTurn(t *testing.T) {
 // conversation's).
 func TestSubagentCallsOutliveTurns(t *testing.T) {
 	store := t.TempDir()
-	now := time.Unix(0, 0)
-	add := func(e *Event) {
-		t.Helper()
-		if err := Append(store, "s1", now, e); err != nil {
-			t.Fatal(err)
-		}
-	}
+	add := appender(t, store, "s1")
 	add(&Event{Kind: KindStart, Agent: "claude"})
 	add(&Event{Kind: KindPrompt, Text: "one"})
 	add(&Event{Kind: KindToolCall, Call: "task", Tool: "Agent"})
@@ -290,6 +278,17 @@ func TestSubagentCallsOutliveTurns(t *testing.T) {
 	for _, e := range evs {
 		if e.Kind == KindPrompt && e.Text == "two" && !Clean(evs, e.Seq-1) {
 			t.Errorf("the cut before prompt two is unclean: only subagent calls (and none of the main thread's, closed) span it")
+		}
+	}
+}
+
+// appender appends events to session id's log in store, all at one time,
+// failing t on an error.
+func appender(t *testing.T, store, id string) func(*Event) {
+	return func(e *Event) {
+		t.Helper()
+		if err := Append(store, id, time.Unix(0, 0), e); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
