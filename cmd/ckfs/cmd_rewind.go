@@ -38,10 +38,10 @@ type rewindOptions struct {
 func newRewindCmd() *cobra.Command {
 	var o rewindOptions
 	cmd := &cobra.Command{
-		Use:   "rewind (--to CHECKPOINT | --last N | --undo | --mark M) [--files] [--conversation] [-- PATH...]",
+		Use:   "rewind (CHECKPOINT | --to CHECKPOINT | --last N | --undo | --mark M) [--files] [--conversation] [-- PATH...]",
 		Short: "Put the workspace back to a checkpoint (preview unless --files)",
 		Long: `Rewind the files to a checkpoint: a seq from ckfs log, or a window id
-(meaning just before that window). --last N is the state before the N-th
+(meaning just before that window), given with --to or alone. --last N is the state before the N-th
 most recent window; --undo reverses the last rewind. --mark M (a turn
 boundary written by the agent hooks or ckfs mark) names a moment on both
 timelines.
@@ -66,6 +66,7 @@ other files stay as
 they are, with the same checks. To take one tool call's changes out while
 keeping what came after it, see ckfs revert.`,
 		Example: `  ckfs rewind --to 14                 # preview
+  ckfs rewind 14                      # the same
   ckfs rewind --files --to toolu_01ABC   # files as they were before that tool call
   ckfs rewind --files --last 1           # undo the last tool call's file changes
   ckfs rewind --files --undo             # undo the rewind itself
@@ -75,12 +76,18 @@ keeping what came after it, see ckfs revert.`,
   ckfs rewind -i                         # choose in a menu
   ckfs rewind --rollback r-1a2b3c4d      # after a failed rewind`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 && cmd.ArgsLenAtDash() != 0 {
-				return workspace.Errorf(workspace.ErrUsage, "unexpected argument %q: paths go after -- (ckfs rewind --files --to N -- PATH...)", args[0])
+			switch before := beforeDash(cmd, args); {
+			case len(before) == 1 && !o.targeted():
+				return nil // the checkpoint, as --to gives it
+			case len(before) > 0:
+				return workspace.Errorf(workspace.ErrUsage, "unexpected argument %q: one checkpoint (ckfs rewind [--files] CHECKPOINT, the same as --to), and paths go after -- (ckfs rewind --files --to N -- PATH...)", before[len(before)-1])
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			if before := beforeDash(cmd, args); len(before) == 1 {
+				o.To, args = before[0], args[1:]
+			}
 			o.Paths = args
 			if o.Store, err = storeFlag(cmd); err != nil {
 				return err
@@ -184,4 +191,18 @@ func described(asJSON bool, limit int) int {
 		return -1
 	}
 	return limit
+}
+
+// targeted reports whether a flag already says where to go (or what else
+// to do), so that no argument may name a checkpoint.
+func (o *rewindOptions) targeted() bool {
+	return o.To != "" || o.Last != 0 || o.Undo || o.Mark != "" || o.Rollback != "" || o.Abandon != "" || o.Interactive
+}
+
+// beforeDash is the arguments before --, all of them when there is none.
+func beforeDash(cmd *cobra.Command, args []string) []string {
+	if d := cmd.ArgsLenAtDash(); d >= 0 {
+		return args[:d]
+	}
+	return args
 }

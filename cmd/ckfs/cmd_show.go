@@ -25,16 +25,16 @@ func newShowCmd() *cobra.Command {
 	var o showOptions
 	var rr remoteRead
 	cmd := &cobra.Command{
-		Use:   "show CHECKPOINT:PATH",
+		Use:   "show CHECKPOINT:PATH | CHECKPOINT PATH",
 		Short: "Print a file as it was at a checkpoint",
 		Long: `Print the bytes of PATH (relative to the workspace root) as they were at
 CHECKPOINT: a seq from ckfs log, a window id (just before that window) or
-"now". For a symlink, its target is printed. --json prints the state too,
+"now" (or as two arguments, CHECKPOINT PATH). For a symlink, its target is printed. --json prints the state too,
 with the content as text when it is valid UTF-8 and as base64 otherwise.`,
 		Example: "  ckfs show 14:src/main.go\n  ckfs show toolu_01ABC:README.md > README.before\n  ckfs show 14:logo.png --json | jq .mode",
-		Args:    cobra.ExactArgs(1),
+		Args:    cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Arg = args[0]
+			o.Arg = strings.Join(args, ":") // a checkpoint has no colon: the first is the separator
 			var err error
 			if o.Store, err = rr.store(cmd); err != nil {
 				return err
