@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ckfs-dev/ckfs/index"
+	"golang.org/x/sys/unix"
 )
 
 // BeforeChange takes the pre-image of rel if this is the first mutating
@@ -202,11 +203,19 @@ func (r *Recorder) BeforeRename(pid uint32, src, dst string, exchange bool) erro
 }
 
 // touchMapped takes the pre-image of the name under to of every path under
-// from that is already touched.
+// from that is already touched. Only a directory has paths under it (as
+// it is now: its last record may be older than a rm and mkdir), so a
+// file's rename, every sed -i and every editor's save, costs a stat and
+// not a pass over every path the period touched.
 func (r *Recorder) touchMapped(pid uint32, from, to string) error {
+	var st unix.Stat_t
+	if err := r.src.Lstat(from, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return nil
+	}
 	var mapped []string
+	under := from + "/"
 	for p := range r.touched {
-		if rest, ok := strings.CutPrefix(p, from+"/"); ok {
+		if rest, ok := strings.CutPrefix(p, under); ok {
 			mapped = append(mapped, to+"/"+rest)
 		}
 	}
