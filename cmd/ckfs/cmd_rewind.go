@@ -41,10 +41,10 @@ func newRewindCmd() *cobra.Command {
 		Use:   "rewind (CHECKPOINT | --to CHECKPOINT | --last N | --undo | --mark M) [--files] [--conversation] [-- PATH...]",
 		Short: "Put the workspace back to a checkpoint (preview unless --files)",
 		Long: `Rewind the files to a checkpoint: a seq from ckfs log, or a window id
-(meaning just before that window), given with --to or alone. --last N is the state before the N-th
-most recent window; --undo reverses the last rewind. --mark M (a turn
-boundary written by the agent hooks or ckfs mark) names a moment on both
-timelines.
+(meaning just before that window), given with --to or alone. --last N is
+the state before the N-th most recent window; --undo reverses the last
+rewind. --mark M (a turn boundary written by the agent hooks or ckfs
+mark) names a moment on both timelines.
 
 --files and --conversation are independent: --files restores the files,
 --conversation forks the agent's conversation at the mark into a new

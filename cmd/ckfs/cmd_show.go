@@ -29,8 +29,9 @@ func newShowCmd() *cobra.Command {
 		Short: "Print a file as it was at a checkpoint",
 		Long: `Print the bytes of PATH (relative to the workspace root) as they were at
 CHECKPOINT: a seq from ckfs log, a window id (just before that window) or
-"now" (or as two arguments, CHECKPOINT PATH). For a symlink, its target is printed. --json prints the state too,
-with the content as text when it is valid UTF-8 and as base64 otherwise.`,
+"now"; CHECKPOINT and PATH may also be two arguments. For a symlink, its
+target is printed. --json prints the state too, with the content as text
+when it is valid UTF-8 and as base64 otherwise.`,
 		Example: "  ckfs show 14:src/main.go\n  ckfs show toolu_01ABC:README.md > README.before\n  ckfs show 14:logo.png --json | jq .mode",
 		Args:    cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
