@@ -16,8 +16,10 @@ func Status(out io.Writer, r *workspace.StatusReport) {
 		fmt.Fprintf(out, "mountpoint %s\n", r.Mountpoint)
 	}
 	if d := r.Daemon; d != nil {
-		fmt.Fprintf(out, "daemon     pid %d\nwindows    %d opened, open now: %v\nrecords    %d (%d skipped), %d capture errors\n",
-			d.PID, d.Windows, d.OpenWindows, d.Records, d.Skipped, d.Errors)
+		// The counts are this daemon's, not the timeline's (ckfs log
+		// shows that): say so, or a remount reads as lost history.
+		fmt.Fprintf(out, "daemon     pid %d\nwindows    open now: %v; %d opened since this daemon started\nrecords    %d since this daemon started (%d skipped), %d capture errors\n",
+			d.PID, d.OpenWindows, d.Windows, d.Records, d.Skipped, d.Errors)
 		if d.Batched > 0 {
 			fmt.Fprintf(out, "batched    %s, taken ahead of their file's change\n", english.Count(int(d.Batched), "pre-image", "pre-images"))
 		}
