@@ -75,15 +75,7 @@ keeping what came after it, see ckfs revert.`,
   ckfs rewind --files --to 14 -- src/api 'docs/*.md'   # only these paths
   ckfs rewind -i                         # choose in a menu
   ckfs rewind --rollback r-1a2b3c4d      # after a failed rewind`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			switch before := beforeDash(cmd, args); {
-			case len(before) == 1 && !o.targeted():
-				return nil // the checkpoint, as --to gives it
-			case len(before) > 0:
-				return workspace.Errorf(workspace.ErrUsage, "unexpected argument %q: one checkpoint (ckfs rewind [--files] CHECKPOINT, the same as --to), and paths go after -- (ckfs rewind --files --to N -- PATH...)", before[len(before)-1])
-			}
-			return nil
-		},
+		Args: o.args,
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			if before := beforeDash(cmd, args); len(before) == 1 {
 				o.To, args = before[0], args[1:]
@@ -191,6 +183,18 @@ func described(asJSON bool, limit int) int {
 		return -1
 	}
 	return limit
+}
+
+// args accepts one checkpoint before --, where no flag names the target,
+// and paths after it.
+func (o *rewindOptions) args(cmd *cobra.Command, args []string) error {
+	switch before := beforeDash(cmd, args); {
+	case len(before) == 1 && !o.targeted():
+		return nil // the checkpoint, as --to gives it
+	case len(before) > 0:
+		return workspace.Errorf(workspace.ErrUsage, "unexpected argument %q: one checkpoint (ckfs rewind [--files] CHECKPOINT, the same as --to), and paths go after -- (ckfs rewind --files --to N -- PATH...)", before[len(before)-1])
+	}
+	return nil
 }
 
 // targeted reports whether a flag already says where to go (or what else
