@@ -85,6 +85,7 @@ type Recorder struct {
 	opsDone *sync.Cond             // signals that ops fell to 0 (on mu)
 	endFn   func()                 // r.endOp, made once (begin hands it out)
 	clean   map[string]bool        // touched paths whose post-image was taken at release, untouched since
+	unclean map[string]struct{}    // touched paths not clean: the ones QueueQuiet looks at (settle, unsettle)
 	calm    map[string]bool        // touched paths no operation touched since the last QueueQuiet
 	last    map[string]index.State // last recorded state of each path
 	lastSeq map[string]uint64      // seq of that record
@@ -148,7 +149,7 @@ func New(o Options) (*Recorder, error) {
 	r := &Recorder{
 		store: o.Store, tl: o.Timeline, src: o.Source, excl: ex,
 		maxSize: o.MaxFileSize, log: o.Logger, procs: o.Procs,
-		touched: map[string]owner{}, clean: map[string]bool{}, lastSeq: map[string]uint64{}, last: map[string]index.State{}, writers: map[*writer]struct{}{},
+		touched: map[string]owner{}, clean: map[string]bool{}, unclean: map[string]struct{}{}, lastSeq: map[string]uint64{}, last: map[string]index.State{}, writers: map[*writer]struct{}{},
 		pending: map[string]struct{}{},
 	}
 	r.opsDone = sync.NewCond(&r.mu)
@@ -202,7 +203,9 @@ func (r *Recorder) touch(pid uint32, rel string) error {
 		r.void = true
 	}
 	if _, ok := r.touched[rel]; ok {
-		delete(r.clean, rel) // touched again since its post-image
+		if r.clean[rel] {
+			r.unsettle(rel) // touched again since its post-image
+		}
 		if len(r.calm) > 0 {
 			delete(r.calm, rel)
 		}
@@ -257,6 +260,7 @@ func (r *Recorder) touch(pid uint32, rel string) error {
 		return r.fail(rel, err)
 	}
 	r.touched[rel] = own
+	r.unclean[rel] = struct{}{}
 	r.last[rel] = st
 	r.noteTouched(rel, durable)
 	return nil

@@ -16,7 +16,7 @@ import (
 )
 
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	root  string
 	store string
 	cas   cas.Store
@@ -26,7 +26,7 @@ type env struct {
 	appends atomic.Int64
 }
 
-func newEnv(t *testing.T, wrap func(cas.Store) cas.Store, opts capture.Options) *env {
+func newEnv(t testing.TB, wrap func(cas.Store) cas.Store, opts capture.Options) *env {
 	t.Helper()
 	e := &env{t: t, root: t.TempDir(), store: t.TempDir()}
 	s, err := cas.Open(e.store, nil)
@@ -76,6 +76,11 @@ func (e *env) write(rel, content string) {
 
 func (e *env) records() []index.Record {
 	e.t.Helper()
+	// Every test that reads the timeline also checks the recorder's
+	// bookkeeping: each touched path clean or on QueueQuiet's list.
+	if _, err := e.rec.Unsettled(); err != nil {
+		e.t.Error(err)
+	}
 	recs, tail, err := index.Load(filepath.Join(e.store, index.TimelineFile))
 	if err != nil || tail != nil {
 		e.t.Fatalf("load: %v %v", err, tail)

@@ -18,7 +18,7 @@ func (r *Recorder) queueAfter(rel string) {
 	if r.work == nil {
 		// A Recorder without a worker (built by hand in a test).
 		if r.recordAfter(rel) == nil {
-			r.clean[rel] = true
+			r.settle(rel)
 		}
 		return
 	}
@@ -78,7 +78,7 @@ func (r *Recorder) postImages() {
 			continue
 		}
 		if r.finishAfter(rel, st, reason, err) == nil {
-			r.clean[rel] = true
+			r.settle(rel)
 		}
 	}
 }
@@ -104,8 +104,12 @@ func (r *Recorder) QueueQuiet() {
 	if r.calm == nil {
 		r.calm = map[string]bool{}
 	}
-	for p := range r.touched {
-		if r.clean[p] || held[p] {
+	for p := range r.unclean {
+		if _, ok := r.touched[p]; !ok || r.clean[p] {
+			delete(r.unclean, p) // not this period's, or settled: nothing to queue
+			continue
+		}
+		if held[p] {
 			continue
 		}
 		if _, ok := r.pending[p]; ok || (r.busy && r.inflight == p) {
@@ -121,6 +125,28 @@ func (r *Recorder) QueueQuiet() {
 	if len(r.pending) > 0 {
 		r.work.Signal()
 	}
+}
+
+// settle notes that rel's post-image is recorded and that nothing has
+// touched rel since: the boundary checks only its stat, and QueueQuiet no
+// longer looks at it. r.mu is held.
+func (r *Recorder) settle(rel string) {
+	r.clean[rel] = true
+	delete(r.unclean, rel)
+	if len(r.calm) > 0 {
+		delete(r.calm, rel)
+	}
+}
+
+// unsettle notes that a touched rel changes again after its post-image:
+// QueueQuiet looks at it again. Every touched path is clean or unclean, so
+// QueueQuiet walks only the paths that changed since their post-images,
+// not every path the period touched (a period outside any window lasts
+// as long as the user works without an agent, and QueueQuiet holds r.mu
+// once a second). r.mu is held.
+func (r *Recorder) unsettle(rel string) {
+	delete(r.clean, rel)
+	r.unclean[rel] = struct{}{}
 }
 
 // countError counts a failed capture.

@@ -1,6 +1,7 @@
 package capture_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -45,9 +46,22 @@ func gated(t *testing.T) (*env, *gatedStore) {
 // afterOf returns the content of the last after record of path.
 func (e *env) afterOf(path string) string {
 	e.t.Helper()
+	return e.imageOf(path, func(r index.Record) bool { return r.Kind == index.KindAfter })
+}
+
+// lastAfterOf is the content of path's last post-image, in a window or
+// outside any.
+func (e *env) lastAfterOf(path string) string {
+	e.t.Helper()
+	return e.imageOf(path, func(r index.Record) bool { return r.Image == index.ImageAfter })
+}
+
+// imageOf is the content of the last record of path that is an image.
+func (e *env) imageOf(path string, is func(index.Record) bool) string {
+	e.t.Helper()
 	got := ""
 	for _, r := range e.records() {
-		if r.Path == path && r.Kind == index.KindAfter {
+		if r.Path == path && is(r) {
 			h, _ := cas.ParseHash(string(r.Hash))
 			b, err := e.cas.Get(h)
 			if err != nil {
@@ -159,4 +173,62 @@ func TestQuietPathsGetTheirPostImageEarly(t *testing.T) {
 	if n != 1 {
 		t.Errorf("%d post-images of a.txt, want the one taken early (the close had nothing new)", n)
 	}
+}
+
+// QueueQuiet runs once a second under the recorder's lock; it looks only
+// at the paths that changed since their post-images, not at every path
+// the period touched: a period outside any window lasts as long as the
+// user works without an agent (an npm install, a checkout of another
+// branch), and a pass over all of them every second held up every
+// request for as long.
+func TestQuietSweepLooksOnlyAtUnsettledPaths(t *testing.T) {
+	e := newEnv(t, nil, capture.Options{})
+	unsettled := func(want int) {
+		t.Helper()
+		n, err := e.rec.Unsettled()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != want {
+			t.Fatalf("QueueQuiet would look at %d paths, want %d", n, want)
+		}
+	}
+	for i := range 300 { // outside any window: the user's own burst
+		e.write(fmt.Sprintf("gen/f%03d.txt", i), "v1\n")
+	}
+	unsettled(0)
+	p := filepath.Join(e.root, "gen/f007.txt")
+	change := func(s string) {
+		t.Helper()
+		done, err := e.rec.BeginChange(0, "gen/f007.txt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(p, []byte(s), 0o644)
+		done()
+	}
+	change("v2\n") // without a handle: only QueueQuiet takes its post-image
+	unsettled(1)
+	e.rec.QueueQuiet()
+	e.rec.QueueQuiet()
+	e.rec.WaitPostImages()
+	unsettled(0)
+	if got := e.lastAfterOf("gen/f007.txt"); got != "v2\n" {
+		t.Fatalf("the quiet post-image is %q, want v2", got)
+	}
+	// A window's boundary starts a new period with nothing touched; its
+	// writes settle the same way.
+	e.rec.OpenWindow("w1", "Bash", "")
+	unsettled(0)
+	change("v3\n")
+	e.write("gen/f008.txt", "v2\n")
+	unsettled(1)
+	e.rec.QueueQuiet()
+	e.rec.QueueQuiet()
+	e.rec.WaitPostImages()
+	unsettled(0)
+	if _, err := e.rec.CloseWindow("w1"); err != nil {
+		t.Fatal(err)
+	}
+	unsettled(0)
 }

@@ -144,14 +144,14 @@ func (r *Recorder) prefetch(pid uint32, rel string) (bool, error) {
 		r.touched[rec.Path] = b.own
 		// Unchanged since its pre-image until an operation touches it:
 		// the boundary only checks its stat.
-		r.clean[rec.Path] = true
+		r.settle(rec.Path)
 		r.last[rec.Path], r.lastSeq[rec.Path] = *rec.State, rec.Seq
 		took = took || rec.Path == rel
 	}
 	r.count.records.Add(int64(len(b.recs)))
 	r.count.prefetched.Add(int64(len(b.recs)))
 	if took {
-		delete(r.clean, rel) // rel is changing now
+		r.unsettle(rel) // rel is changing now
 		r.noteTouched(rel, false)
 	}
 	return took, nil

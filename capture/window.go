@@ -203,6 +203,7 @@ func (r *Recorder) unchanged(rel string) bool {
 func (r *Recorder) startPeriod() error {
 	clear(r.touched)
 	clear(r.clean)
+	clear(r.unclean)
 	clear(r.calm)
 	clear(r.dirs)
 	r.bulk, r.batch, r.noBatch = false, 0, false
@@ -232,6 +233,7 @@ func (r *Recorder) skipImage(pid uint32, rel string, kind index.Kind, reason str
 		return r.fail(rel, err)
 	}
 	r.touched[rel] = own
+	r.unclean[rel] = struct{}{}
 	r.last[rel] = st
 	return nil
 }
@@ -278,6 +280,7 @@ func (r *Recorder) Exclusive(fn func(appendFn func(recs ...*index.Record) error,
 	// takes a fresh pre-image.
 	clear(r.touched)
 	clear(r.clean)
+	clear(r.unclean)
 	clear(r.calm)
 	if serr := r.startPeriod(); err == nil {
 		err = serr
