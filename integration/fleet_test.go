@@ -100,6 +100,7 @@ type fleetAgent struct {
 // sandbox is deleted, and every checkpoint of every agent is restored
 // byte for byte into a fresh directory.
 func TestFleetRestoresEveryCheckpointAfterTheSandboxesAreGone(t *testing.T) {
+	t.Parallel() // its own workspace, daemon and server: runs beside the other long sessions
 	testenv.RequireFUSE(t)
 	endpoint := testenv.SeaweedFS(t, "ckfs")
 	url := "s3://ckfs/fleet"
@@ -276,6 +277,7 @@ func runFleetAgent(t *testing.T, i int, url string, creds []string, claude strin
 // nothing waits for it, status says so, and collection keeps every
 // checkpoint the remote lacks.
 func TestBackgroundPushAndARemoteDown(t *testing.T) {
+	t.Parallel() // its own workspace, daemon and server: runs beside the other long sessions
 	testenv.RequireFUSE(t)
 	endpoint := testenv.SeaweedFS(t, "bgpush")
 	creds := []string{"AWS_ACCESS_KEY_ID=ckfs-test", "AWS_SECRET_ACCESS_KEY=ckfs-test"}
@@ -446,6 +448,7 @@ func slowProxy(t *testing.T, target string, delay time.Duration) string {
 // used as printed (no credentials set), a push and a read back, and a
 // stop that leaves no process and no socket behind.
 func TestS3LocalScript(t *testing.T) {
+	t.Parallel() // its own workspace, daemon and server: runs beside the other long sessions
 	testenv.RequireFUSE(t)
 	testenv.RequireSeaweedFS(t)
 	script, err := testenv.RepoFile("scripts/s3-local")

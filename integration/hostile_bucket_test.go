@@ -27,6 +27,7 @@ import (
 // stay small: their peak memory is measured (the kernel's maxrss), not
 // assumed.
 func TestHostileBucketStaysBounded(t *testing.T) {
+	t.Parallel() // its own workspace, daemon and server: runs beside the other long sessions
 	testenv.RequireFUSE(t)
 	endpoint := testenv.SeaweedFS(t, "ckfs")
 	url := "s3://ckfs/hostile"

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -93,9 +94,15 @@ func agentBinary(t *testing.T, pkg, version, bin string) string {
 	return exe
 }
 
+// installs serializes installAgent: the sessions of one CLI run in
+// parallel, and two npm installs into one directory would race.
+var installs sync.Mutex
+
 // installAgent installs the pinned version of an npm package into the
 // user's cache, unless it is there, and returns its binary's path.
 func installAgent(pkg, version, bin string) (string, error) {
+	installs.Lock()
+	defer installs.Unlock()
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		cache = os.TempDir()

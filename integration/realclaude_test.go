@@ -93,6 +93,7 @@ func userTexts(req map[string]any) string {
 // CLI resuming each conversation fork, the stand-in seeing exactly the kept
 // turns.
 func TestRealClaudeSession(t *testing.T) {
+	t.Parallel() // its own workspace, daemon and server: runs beside the other long sessions
 	w := mountWorkspace(t, `printf 'total = 1\n' > calc.py`)
 	c := newClaudeRun(t, w)
 	trees := map[int]string{1: workTree(t, w.root)}
@@ -295,6 +296,7 @@ func TestRealClaudeBackgroundCall(t *testing.T) {
 // carrying the whole first turn (the notification included) and nothing
 // of the second.
 func TestRealClaudeTaskNotification(t *testing.T) {
+	t.Parallel() // its own workspace, daemon and server: runs beside the other long sessions
 	w := mountWorkspace(t, `printf 'x = 1\n' > a.py`)
 	c := newClaudeRun(t, w)
 	prompts := []string{"Turn one: start a job in the background", "Turn two: one more edit"}
@@ -410,6 +412,7 @@ func TestRealClaudeDaemonKilledMidTurn(t *testing.T) {
 // takes out only that call, and a files rewind to before the turn takes
 // everything back.
 func TestRealClaudeSubagent(t *testing.T) {
+	t.Parallel() // its own workspace, daemon and server: runs beside the other long sessions
 	w := mountWorkspace(t, `printf 'x = 1\n' > a.py`)
 	c := newClaudeRun(t, w)
 	notes := filepath.Join(w.root, "NOTES.md")

@@ -79,6 +79,7 @@ func execCall(id, cmd string) responsesCall {
 // every mark, and the real CLI resuming each fork, which sends exactly the
 // kept turns and reports its own session id.
 func TestRealCodexSession(t *testing.T) {
+	t.Parallel() // its own workspace, daemon and server: runs beside the other long sessions
 	w := mountWorkspace(t, `printf 'total = 1\n' > calc.py`)
 	c := newCodexRun(t, w)
 	prompts := []string{"Turn one: change 1 to 2 in calc.py", "Turn two: write notes", "Turn three: two things at once", "Turn four: patch"}

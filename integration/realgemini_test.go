@@ -45,6 +45,7 @@ func geminiSession(t *testing.T, c *cliRun) (id, path string) {
 // then both sides rewound to every mark, and the real CLI resuming each
 // fork, which sends exactly the kept turns and writes to the fork's log.
 func TestRealGeminiSession(t *testing.T) {
+	t.Parallel() // its own workspace, daemon and server: runs beside the other long sessions
 	w := mountWorkspace(t, `printf 'total = 1\n' > calc.py`)
 	c, api := newGeminiRun(t, w)
 	run := func(args ...string) string { return c.agent(append(args, "--yolo", "-m", "gemini-2.5-pro")...) }

@@ -12,6 +12,7 @@ import (
 // OpenCode's call id under its turn's mark; a files rewind to the second
 // mark and its undo; a conversation rewind refused with the reason.
 func TestRealOpenCodeSession(t *testing.T) {
+	t.Parallel() // its own workspace, daemon and server: runs beside the other long sessions
 	w := mountWorkspace(t, `printf 'total = 1\n' > calc.py`)
 	bin := agentBinary(t, opencodePackage, opencodeVersion, "opencode")
 	api := newChatStandIn(t)

@@ -31,6 +31,7 @@ func newQwenRun(t *testing.T, w *workspace) (*cliRun, *chatStandIn) {
 // to every mark, and the real CLI resuming each fork, which sends exactly
 // the kept turns.
 func TestRealQwenSession(t *testing.T) {
+	t.Parallel() // its own workspace, daemon and server: runs beside the other long sessions
 	w := mountWorkspace(t, `printf 'total = 1\n' > calc.py`)
 	c, api := newQwenRun(t, w)
 	run := func(args ...string) string { return c.agent(append(args, "--yolo")...) }
@@ -104,6 +105,7 @@ func TestRealQwenSession(t *testing.T) {
 // window closes (the subagent's end closes what it left open), and a
 // files rewind to the turn's mark takes all of it back.
 func TestRealQwenSubagent(t *testing.T) {
+	t.Parallel() // its own workspace, daemon and server: runs beside the other long sessions
 	w := mountWorkspace(t, `printf 'x = 1\n' > a.py`)
 	c, api := newQwenRun(t, w)
 	const task = "Write NOTES.md and bump a.py"
