@@ -90,7 +90,7 @@ func gitStatus(root string, rootFd int) func([]string) ([]string, error) {
 var gitFiles = []struct{ path, what string }{
 	{".git/logs/HEAD", "HEAD moved (a commit, checkout or reset)"},
 	{".git/HEAD", "another branch is checked out"},
-	{".git/index", "the staging area changed"},
+	{".git/index", "git rewrote its index (git add, a commit or checkout, or only a git status refreshing it)"},
 	{".git/packed-refs", "refs were packed or deleted"},
 	{".git/refs/heads", "a branch moved, was made or was deleted"},
 }
