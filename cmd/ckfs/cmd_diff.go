@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 
 	"github.com/ckfs-dev/ckfs/index"
@@ -15,7 +16,7 @@ import (
 // diffOptions are ckfs diff's: the checkpoints and the flags.
 type diffOptions struct {
 	Store string   // --store, or "" to find it from the current directory
-	A, B  string   // B is "" for the files on disk now (or, when A is a window, its end)
+	A, B  string   // A is "" for the last window that wrote; B is "" for the files on disk now (or, when A is a window, its end)
 	Paths []string // only these paths (after --)
 	JSON  bool
 	Stat  bool
@@ -25,34 +26,37 @@ func newDiffCmd() *cobra.Command {
 	var o diffOptions
 	var rr remoteRead
 	cmd := &cobra.Command{
-		Use:   "diff A [B] [-- PATH...]",
+		Use:   "diff [A [B]] [-- PATH...]",
 		Short: "Show what a window changed, or what changed between two checkpoints or since one",
 		Long: `Print, in git's form (git apply takes it), the change of every recorded file
 that differs between checkpoint A and checkpoint B. A window id alone is
 that window's own change (from just before it to its end); a seq alone is
 checkpoint A against the files on disk now. A checkpoint is a seq from
-ckfs log, a window id (just before that window) or "now".
+ckfs log, a window id (just before that window) or "now". With no
+checkpoint, it is the change of the last tool call that wrote something
+(the newest window ckfs log lists).
 
 --stat prints a line a file with its added and removed lines instead;
 paths after -- narrow it to those paths (globs as in path.Match, against
 each path and its parent directories, and their base names for a pattern
 without a slash). Coloured on a terminal; NO_COLOR
 turns colour off.`,
-		Example: "  ckfs diff toolu_01ABC            # what that call changed\n  ckfs diff toolu_01ABC --stat\n  ckfs diff 14                     # checkpoint 14 against the disk now\n  ckfs diff 14 31 -- src/api\n  ckfs diff run-1575b31f | git apply -R   # take it out by hand\n  ckfs diff 14 --json | jq '.[].path'",
-		Args:    cobra.MinimumNArgs(1),
+		Example: "  ckfs diff                        # what the last tool call changed\n  ckfs diff toolu_01ABC            # what that call changed\n  ckfs diff toolu_01ABC --stat\n  ckfs diff 14                     # checkpoint 14 against the disk now\n  ckfs diff 14 31 -- src/api\n  ckfs diff run-1575b31f | git apply -R   # take it out by hand\n  ckfs diff 14 --json | jq '.[].path'",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			checkpoints := args
 			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
 				checkpoints, o.Paths = args[:dash], args[dash:]
 			}
-			if len(checkpoints) < 1 || len(checkpoints) > 2 {
-				return workspace.Errorf(workspace.ErrUsage, "give one or two checkpoints, then -- PATH... (ckfs diff A [B] [-- PATH...])")
+			if len(checkpoints) > 2 {
+				return workspace.Errorf(workspace.ErrUsage, "give at most two checkpoints, then -- PATH... (ckfs diff [A [B]] [-- PATH...])")
 			}
-			o.A = checkpoints[0]
+			if len(checkpoints) > 0 {
+				o.A = checkpoints[0]
+			}
 			if len(checkpoints) == 2 {
 				o.B = checkpoints[1]
 			}
-			if rr.Remote != "" && o.B == "" {
+			if rr.Remote != "" && o.A != "" && o.B == "" {
 				// A remote workspace has no files on this disk.
 				o.B = "now"
 			}
@@ -60,7 +64,7 @@ turns colour off.`,
 			if o.Store, err = rr.store(cmd); err != nil {
 				return err
 			}
-			return runDiff(cmd.Context(), o, cmd.OutOrStdout())
+			return runDiff(cmd.Context(), o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print a JSON list of {path, diff}")
@@ -70,10 +74,16 @@ turns colour off.`,
 }
 
 // runDiff prints what changed between two checkpoints, or between one and now.
-func runDiff(ctx context.Context, o diffOptions, stdout io.Writer) error {
+func runDiff(ctx context.Context, o diffOptions, stdout, stderr io.Writer) error {
 	v, err := openView(o.Store, ".")
 	if err != nil {
 		return err
+	}
+	if o.A == "" {
+		if o.A, err = lastWrote(v); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "the last tool call that wrote something: window %s (ckfs log lists the others; ckfs diff WINDOW shows one)\n", o.A)
 	}
 	keep, err := index.MatchPaths(o.Paths)
 	if err != nil {
@@ -113,6 +123,14 @@ func runDiff(ctx context.Context, o diffOptions, stdout io.Writer) error {
 		return ui.JSON(stdout, diffs)
 	}
 	return nil
+}
+
+// lastWrote is the id of the newest window that wrote something.
+func lastWrote(v *workspace.View) (string, error) {
+	if _, w, err := v.BeforeLast(1); err == nil {
+		return w.ID, nil
+	}
+	return "", workspace.Errorf(workspace.ErrUsage, "no tool call has written anything yet: name a checkpoint (ckfs diff A [B]); ckfs log lists them")
 }
 
 // diffRange resolves ckfs diff's checkpoints: A and B; a window alone, its
