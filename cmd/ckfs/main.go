@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime/debug"
 	"runtime/pprof"
+	"strings"
 
 	"github.com/ckfs-dev/ckfs/doctor"
 	"github.com/ckfs-dev/ckfs/workspace"
@@ -108,6 +109,9 @@ func usageArgs(c *cobra.Command) {
 	if check := c.Args; check != nil {
 		c.Args = func(cmd *cobra.Command, args []string) error {
 			if err := check(cmd, args); err != nil {
+				if len(args) == 0 {
+					return missingArgs(cmd)
+				}
 				return workspace.Errorf(workspace.ErrUsage, "%s: %v (see %s --help)", cmd.CommandPath(), err, cmd.CommandPath())
 			}
 			return nil
@@ -116,6 +120,17 @@ func usageArgs(c *cobra.Command) {
 	for _, s := range c.Commands() {
 		usageArgs(s)
 	}
+}
+
+// missingArgs is the usage error of a command given none of the
+// arguments it needs: its usage line and its first example.
+func missingArgs(cmd *cobra.Command) error {
+	msg := fmt.Sprintf("%s: missing arguments: %s", cmd.CommandPath(), strings.TrimSuffix(cmd.UseLine(), " [flags]"))
+	if ex, _, _ := strings.Cut(strings.TrimSpace(cmd.Example), "\n"); ex != "" {
+		ex, _, _ = strings.Cut(ex, "  #") // its comment
+		msg += "; for example: " + strings.TrimSpace(ex)
+	}
+	return workspace.Errorf(workspace.ErrUsage, "%s (see %s --help)", msg, cmd.CommandPath())
 }
 
 // extraCmds are commands compiled in only by build tags (gen-docs).
