@@ -28,6 +28,13 @@ type env struct {
 
 func newEnv(t testing.TB, wrap func(cas.Store) cas.Store, opts capture.Options) *env {
 	t.Helper()
+	return newEnvSource(t, wrap, opts, nil)
+}
+
+// newEnvSource is newEnv with the recorder reading the workspace through
+// wrapSrc's Source, when not nil.
+func newEnvSource(t testing.TB, wrap func(cas.Store) cas.Store, opts capture.Options, wrapSrc func(capture.Source) capture.Source) *env {
+	t.Helper()
 	e := &env{t: t, root: t.TempDir(), store: t.TempDir()}
 	s, err := cas.Open(e.store, nil)
 	if err != nil {
@@ -51,6 +58,9 @@ func newEnv(t testing.TB, wrap func(cas.Store) cas.Store, opts capture.Options) 
 	}
 	t.Cleanup(func() { unix.Close(fd) })
 	opts.Store, opts.Timeline, opts.Source = e.cas, e.tl, capture.NewDirSource(fd)
+	if wrapSrc != nil {
+		opts.Source = wrapSrc(opts.Source)
+	}
 	e.rec, err = capture.New(opts)
 	if err != nil {
 		t.Fatal(err)

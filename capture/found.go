@@ -69,19 +69,9 @@ func (r *Recorder) CheckRecorded() (Checked, error) {
 	// One lstat of every path first (in one pass where the source can),
 	// then the content of those that differ.
 	same := make([]bool, len(paths))
-	if b, ok := r.src.(interface {
-		LstatEach([]string, func(int, *unix.Stat_t, error))
-	}); ok {
-		b.LstatEach(paths, func(i int, s *unix.Stat_t, err error) {
-			same[i] = statMatches(s, err, r.last[paths[i]])
-		})
-	} else {
-		for i, p := range paths {
-			var s unix.Stat_t
-			err := r.src.Lstat(p, &s)
-			same[i] = statMatches(&s, err, r.last[p])
-		}
-	}
+	r.lstatEach(paths, func(i int, s *unix.Stat_t, err error) {
+		same[i] = statMatches(s, err, r.last[paths[i]])
+	})
 	for i, p := range paths {
 		out.Paths++
 		last := r.last[p]
@@ -115,6 +105,23 @@ func (r *Recorder) CheckRecorded() (Checked, error) {
 		}
 	}
 	return out, nil
+}
+
+// lstatEach lstats every path of sorted paths, calling fn with each
+// result in order: in one pass where the source can (a descriptor a
+// directory), else one by one.
+func (r *Recorder) lstatEach(paths []string, fn func(i int, st *unix.Stat_t, err error)) {
+	if b, ok := r.src.(interface {
+		LstatEach([]string, func(int, *unix.Stat_t, error))
+	}); ok {
+		b.LstatEach(paths, fn)
+		return
+	}
+	var st unix.Stat_t
+	for i, p := range paths {
+		err := r.src.Lstat(p, &st)
+		fn(i, &st, err)
+	}
 }
 
 // statMatches reports whether an lstat (s, or err) agrees with a path's

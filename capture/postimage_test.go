@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ckfs-dev/ckfs/capture"
 	"github.com/ckfs-dev/ckfs/cas"
 	"github.com/ckfs-dev/ckfs/index"
+	"golang.org/x/sys/unix"
 )
 
 // gatedStore holds every deferred put (a post-image's) until let, so a
@@ -231,4 +234,52 @@ func TestQuietSweepLooksOnlyAtUnsettledPaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	unsettled(0)
+}
+
+// countingSource counts the paths the recorder lstats one by one, and
+// passes LstatEach (one descriptor a directory) through.
+type countingSource struct {
+	capture.Source
+	single atomic.Int64
+}
+
+func (c *countingSource) Lstat(rel string, st *unix.Stat_t) error {
+	c.single.Add(1)
+	return c.Source.Lstat(rel, st)
+}
+
+func (c *countingSource) LstatEach(rels []string, fn func(int, *unix.Stat_t, error)) {
+	c.Source.(interface {
+		LstatEach([]string, func(int, *unix.Stat_t, error))
+	}).LstatEach(rels, fn)
+}
+
+// A boundary checks the stat of every file whose post-image is already
+// recorded (a write through a mapping kept after close moves its mtime)
+// in one pass, a descriptor a directory, not by resolving each path:
+// after a burst of thousands of files outside any window, the next tool
+// call's window waited for three system calls a file.
+func TestBoundaryChecksSettledFilesInOnePass(t *testing.T) {
+	src := &countingSource{}
+	e := newEnvSource(t, nil, capture.Options{}, func(s capture.Source) capture.Source {
+		src.Source = s
+		return src
+	})
+	for i := range 200 {
+		e.write(fmt.Sprintf("gen/d%d/f%03d.txt", i%4, i), "v1\n")
+	}
+	// One of them changed through a mapping after its close: the
+	// boundary still sees it.
+	p := filepath.Join(e.root, "gen/d1/f005.txt")
+	os.WriteFile(p, []byte("v2\n"), 0o644)
+	later := time.Now().Add(time.Minute) // past the clock's granularity
+	os.Chtimes(p, later, later)
+	src.single.Store(0)
+	e.rec.OpenWindow("w1", "Bash", "")
+	if n := src.single.Load(); n > 10 {
+		t.Errorf("the boundary lstat'ed %d paths one by one; want the settled files in one pass", n)
+	}
+	if got := e.lastAfterOf("gen/d1/f005.txt"); got != "v2\n" {
+		t.Errorf("the file changed behind its recorded post-image has post-image %q at the boundary, want v2", got)
+	}
 }

@@ -170,8 +170,22 @@ func (r *Recorder) flushPeriod() error {
 		paths = append(paths, p)
 	}
 	slices.Sort(paths)
+	// A clean file whose stat still is its last record's needs nothing:
+	// one pass of lstats over them (a descriptor a directory, not a
+	// resolution of each path: a boundary after a burst of thousands of
+	// files outside any window holds up the agent's next call).
+	var clean []string
 	for _, p := range paths {
-		if r.clean[p] && r.unchanged(p) {
+		if r.clean[p] && r.last[p].Type == index.TypeFile {
+			clean = append(clean, p)
+		}
+	}
+	same := make(map[string]bool, len(clean))
+	r.lstatEach(clean, func(i int, st *unix.Stat_t, err error) {
+		same[clean[i]] = err == nil && unchanged(r.last[clean[i]], st)
+	})
+	for _, p := range paths {
+		if same[p] {
 			continue
 		}
 		if err := r.recordAfter(p); err != nil {
@@ -181,18 +195,13 @@ func (r *Recorder) flushPeriod() error {
 	return nil
 }
 
-// unchanged reports whether rel's type, size, mode and mtime are still
-// those of its last record: for a path whose post-image was taken when its
-// last handle was released and that no operation has touched since (only a
-// write through a memory mapping kept after close could change it, and
-// that moves the mtime).
-func (r *Recorder) unchanged(rel string) bool {
-	last, ok := r.last[rel]
-	if !ok || last.Type != index.TypeFile {
-		return false
-	}
-	var st unix.Stat_t
-	if err := r.src.Lstat(rel, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+// unchanged reports whether st, a file's, still has the size, mode and
+// mtime of last, its last record: for a path whose post-image was taken
+// when its last handle was released and that no operation has touched
+// since (only a write through a memory mapping kept after close could
+// change it, and that moves the mtime).
+func unchanged(last index.State, st *unix.Stat_t) bool {
+	if last.Type != index.TypeFile || st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return false
 	}
 	return st.Size == last.Size && st.Mtim.Sec*1e9+st.Mtim.Nsec == last.MTime && uint32(st.Mode)&0o7777 == last.Mode
