@@ -5,6 +5,7 @@ package integration
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -26,6 +27,16 @@ var ckfsBin string
 func TestMain(m *testing.M) {
 	if os.Getenv(peakHelperEnv) == "1" {
 		peakHelper() // never returns
+	}
+	// CKFS_RAPID_CHECKS sets how many cases each property test tries
+	// (rapid's -rapid.checks, 100 by default): the race-enabled run of
+	// every package tries a few, the stress suite many, without the race
+	// detector (which makes each case through a mount five times slower).
+	flag.Parse()
+	if n := os.Getenv("CKFS_RAPID_CHECKS"); n != "" {
+		if err := flag.Set("rapid.checks", n); err != nil {
+			panic("CKFS_RAPID_CHECKS=" + n + ": " + err.Error())
+		}
 	}
 	// The daemons the tests start are orphaned when ckfs mount returns:
 	// adopt them, so that they are reaped here rather than left as zombies.

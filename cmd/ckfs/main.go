@@ -109,8 +109,8 @@ func usageArgs(c *cobra.Command) {
 	if check := c.Args; check != nil {
 		c.Args = func(cmd *cobra.Command, args []string) error {
 			if err := check(cmd, args); err != nil {
-				if len(args) == 0 {
-					return missingArgs(cmd)
+				if len(args) == 0 && strings.Contains(err.Error(), "arg(s)") {
+					return missingArgs(cmd) // cobra's own wording, not a command's
 				}
 				return workspace.Errorf(workspace.ErrUsage, "%s: %v (see %s --help)", cmd.CommandPath(), err, cmd.CommandPath())
 			}
