@@ -79,18 +79,20 @@ func runDiff(ctx context.Context, o diffOptions, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	if o.A == "" {
-		if o.A, err = lastWrote(v); err != nil {
-			return err
-		}
-		fmt.Fprintf(stderr, "the last tool call that wrote something: window %s (ckfs log lists the others; ckfs diff WINDOW shows one)\n", o.A)
-	}
 	keep, err := index.MatchPaths(o.Paths)
 	if err != nil {
 		return workspace.Errorf(workspace.ErrUsage, "%v", err)
 	}
-	a, b, toDisk, err := diffRange(v, o.A, o.B)
-	if err != nil {
+	var a, b uint64
+	var toDisk bool
+	if o.A == "" {
+		w, err := lastWrote(v)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "the last tool call that wrote something: window %s (ckfs log lists the others; ckfs diff WINDOW shows one)\n", w.ID)
+		a, b, toDisk = windowRange(w)
+	} else if a, b, toDisk, err = diffRange(v, o.A, o.B); err != nil {
 		return err
 	}
 	type pathDiff struct {
@@ -125,12 +127,12 @@ func runDiff(ctx context.Context, o diffOptions, stdout, stderr io.Writer) error
 	return nil
 }
 
-// lastWrote is the id of the newest window that wrote something.
-func lastWrote(v *workspace.View) (string, error) {
+// lastWrote is the newest window that wrote something.
+func lastWrote(v *workspace.View) (*index.Window, error) {
 	if _, w, err := v.BeforeLast(1); err == nil {
-		return w.ID, nil
+		return w, nil
 	}
-	return "", workspace.Errorf(workspace.ErrUsage, "no tool call has written anything yet: name a checkpoint (ckfs diff A [B]); ckfs log lists them")
+	return nil, workspace.Errorf(workspace.ErrUsage, "no tool call has written anything yet: name a checkpoint (ckfs diff A [B]); ckfs log lists them")
 }
 
 // diffRange resolves ckfs diff's checkpoints: A and B; a window alone, its
@@ -138,10 +140,8 @@ func lastWrote(v *workspace.View) (string, error) {
 func diffRange(v *workspace.View, sa, sb string) (a, b uint64, toDisk bool, err error) {
 	if sb == "" {
 		if w := v.Window(sa); w != nil {
-			if w.Close == nil { // still open: what it changed so far
-				return w.Open.Seq, 0, true, nil
-			}
-			return w.Open.Seq, w.Close.Seq, false, nil
+			a, b, toDisk = windowRange(w)
+			return a, b, toDisk, nil
 		}
 	}
 	if a, err = v.Checkpoint(sa); err != nil {
@@ -152,6 +152,15 @@ func diffRange(v *workspace.View, sa, sb string) (a, b uint64, toDisk bool, err 
 	}
 	b, err = v.Checkpoint(sb)
 	return a, b, false, err
+}
+
+// windowRange is a window's own change: from just before it to its end,
+// or, while it is open, to the disk now.
+func windowRange(w *index.Window) (a, b uint64, toDisk bool) {
+	if w.Close == nil {
+		return w.Open.Seq, 0, true
+	}
+	return w.Open.Seq, w.Close.Seq, false
 }
 
 // sameOnDisk reports whether a path compared with the disk is unchanged
