@@ -52,6 +52,18 @@ func (e *env) afterOf(path string) string {
 	return e.imageOf(path, func(r index.Record) bool { return r.Kind == index.KindAfter })
 }
 
+// changeWithoutHandle writes content to rel as a request without a
+// handle does (the cached model's writes): BeginChange, the write, done.
+func (e *env) changeWithoutHandle(rel, content string) {
+	e.t.Helper()
+	done, err := e.rec.BeginChange(0, rel)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(e.root, rel), []byte(content), 0o644)
+	done()
+}
+
 // lastAfterOf is the content of path's last post-image, in a window or
 // outside any.
 func (e *env) lastAfterOf(path string) string {
@@ -144,15 +156,7 @@ func TestQuietPathsGetTheirPostImageEarly(t *testing.T) {
 	p := filepath.Join(e.root, "a.txt")
 	os.WriteFile(p, []byte("1\n"), 0o644)
 	e.rec.OpenWindow("w1", "Bash", "")
-	change := func(s string) {
-		t.Helper()
-		done, err := e.rec.BeginChange(0, "a.txt")
-		if err != nil {
-			t.Fatal(err)
-		}
-		os.WriteFile(p, []byte(s), 0o644)
-		done()
-	}
+	change := func(s string) { e.changeWithoutHandle("a.txt", s) }
 	change("2\n")
 	e.rec.QueueQuiet() // marks a.txt calm
 	change("3\n")      // ...which this change undoes
@@ -200,16 +204,7 @@ func TestQuietSweepLooksOnlyAtUnsettledPaths(t *testing.T) {
 		e.write(fmt.Sprintf("gen/f%03d.txt", i), "v1\n")
 	}
 	unsettled(0)
-	p := filepath.Join(e.root, "gen/f007.txt")
-	change := func(s string) {
-		t.Helper()
-		done, err := e.rec.BeginChange(0, "gen/f007.txt")
-		if err != nil {
-			t.Fatal(err)
-		}
-		os.WriteFile(p, []byte(s), 0o644)
-		done()
-	}
+	change := func(s string) { e.changeWithoutHandle("gen/f007.txt", s) }
 	change("v2\n") // without a handle: only QueueQuiet takes its post-image
 	unsettled(1)
 	e.rec.QueueQuiet()
