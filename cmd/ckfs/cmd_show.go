@@ -52,7 +52,7 @@ when it is valid UTF-8 and as base64 otherwise.`,
 func runShow(ctx context.Context, o showOptions, stdout io.Writer) error {
 	cp, path, ok := strings.Cut(o.Arg, ":")
 	if !ok {
-		return workspace.Errorf(workspace.ErrUsage, "want CHECKPOINT:PATH, got %q", o.Arg)
+		return workspace.Errorf(workspace.ErrUsage, "name the checkpoint too: ckfs show CHECKPOINT:%s or ckfs show CHECKPOINT %s (a seq or a window id from ckfs log)", o.Arg, o.Arg)
 	}
 	if err := index.ValidatePath(path); err != nil {
 		return workspace.Errorf(workspace.ErrUsage, "%v", err)

@@ -42,9 +42,10 @@ modified since the checkpoint. A path the timeline cannot vouch for is
 listed with mode 0 and cannot be read (EIO): it is never guessed. .git/ is
 not part of a view.
 
-Views are listed by --list and ckfs status, closed by --close (all of the
-workspace's without DIR), and closed with the workspace by ckfs unmount.`,
-		Example: "  ckfs view toolu_01ABC\n  ckfs view 14 /tmp/at-14 && diff -r /tmp/at-14/src src\n  ckfs view --list\n  ckfs view --close /tmp/at-14",
+Views are listed by --list and ckfs status, closed by --close DIR or
+--close CHECKPOINT (all of the workspace's without either), and closed
+with the workspace by ckfs unmount.`,
+		Example: "  ckfs view toolu_01ABC\n  ckfs view 14 /tmp/at-14 && diff -r /tmp/at-14/src src\n  ckfs view --list\n  ckfs view --close /tmp/at-14   # or: ckfs view --close 14",
 		Args:    cobra.RangeArgs(0, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error
@@ -54,7 +55,7 @@ workspace's without DIR), and closed with the workspace by ckfs unmount.`,
 			switch {
 			case o.List || o.Close:
 				if len(args) > 1 || (o.List && len(args) > 0) {
-					return workspace.Errorf(workspace.ErrUsage, "--list takes no argument and --close at most a DIR")
+					return workspace.Errorf(workspace.ErrUsage, "--list takes no argument and --close at most a DIR or a CHECKPOINT")
 				}
 				if len(args) == 1 {
 					o.Dir = args[0]
@@ -71,9 +72,41 @@ workspace's without DIR), and closed with the workspace by ckfs unmount.`,
 		},
 	}
 	cmd.Flags().BoolVar(&o.List, "list", false, "list the open views")
-	cmd.Flags().BoolVar(&o.Close, "close", false, "close the view at DIR, or every view of the workspace")
+	cmd.Flags().BoolVar(&o.Close, "close", false, "close the view at DIR (or at a checkpoint), or every view of the workspace")
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
 	return cmd
+}
+
+// viewDir is the directory of the view --close names: a directory, or a
+// checkpoint (as ckfs view --list shows them) with one view open at it.
+func viewDir(ws *workspace.Workspace, arg string) (string, error) {
+	if arg == "" {
+		return "", nil
+	}
+	if fi, err := os.Stat(arg); err == nil && fi.IsDir() {
+		return arg, nil
+	}
+	v, err := ws.View()
+	if err != nil {
+		return "", err
+	}
+	seq, err := v.Checkpoint(arg)
+	if err != nil {
+		return arg, nil // not a checkpoint either: CloseView says no view is there
+	}
+	var dirs []string
+	for _, vi := range ws.Views() {
+		if vi.Checkpoint == seq {
+			dirs = append(dirs, vi.Dir)
+		}
+	}
+	if len(dirs) > 1 {
+		return "", workspace.Errorf(workspace.ErrUsage, "%d views are open at checkpoint %d: name the one to close (%s)", len(dirs), seq, strings.Join(dirs, ", "))
+	}
+	if len(dirs) == 1 {
+		return dirs[0], nil
+	}
+	return arg, nil
 }
 
 // runView opens, lists or closes views.
@@ -91,7 +124,11 @@ func runView(o viewOptions, stdout io.Writer) error {
 		ui.Views(stdout, views)
 		return nil
 	case o.Close:
-		closed, err := ws.CloseView(o.Dir)
+		dir, err := viewDir(ws, o.Dir)
+		if err != nil {
+			return err
+		}
+		closed, err := ws.CloseView(dir)
 		for _, d := range closed {
 			fmt.Fprintf(stdout, "closed the view at %s\n", d)
 		}
