@@ -190,6 +190,16 @@ func TestFleetRestoresEveryCheckpointAfterTheSandboxesAreGone(t *testing.T) {
 	if err != nil || !strings.Contains(out, "+agent 3") || !strings.Contains(out, "return 103") {
 		t.Fatalf("diff --remote: %v\n%s", err, out)
 	}
+	// A window alone is its own change there too, not the rest of the
+	// timeline after it; no checkpoint is the last window that wrote.
+	out, err = run("diff", "--remote", url, "--workspace", a.id, "call_3_1")
+	if err != nil || !strings.Contains(out, "src/agent3/new.go") || strings.Contains(out, "src/util/str.go") {
+		t.Fatalf("diff --remote of one window: %v\n%s", err, out)
+	}
+	out, err = run("diff", "--remote", url, "--workspace", a.id)
+	if err != nil || !strings.Contains(out, "src/util/str.go") || strings.Contains(out, "src/agent3/new.go") {
+		t.Fatalf("diff --remote of the last window: %v\n%s", err, out)
+	}
 	if claude != "" {
 		// The real agent's turns came along: its marks and session log.
 		out, err = run("log", "--remote", url, "--workspace", agents[0].id)

@@ -20,6 +20,9 @@ type diffOptions struct {
 	Paths []string // only these paths (after --)
 	JSON  bool
 	Stat  bool
+	// NoDisk: the workspace is a remote's, with no files on this disk
+	// ("now" is its last checkpoint).
+	NoDisk bool
 }
 
 func newDiffCmd() *cobra.Command {
@@ -56,10 +59,7 @@ turns colour off.`,
 			if len(checkpoints) == 2 {
 				o.B = checkpoints[1]
 			}
-			if rr.Remote != "" && o.A != "" && o.B == "" {
-				// A remote workspace has no files on this disk.
-				o.B = "now"
-			}
+			o.NoDisk = rr.Remote != ""
 			var err error
 			if o.Store, err = rr.store(cmd); err != nil {
 				return err
@@ -94,6 +94,13 @@ func runDiff(ctx context.Context, o diffOptions, stdout, stderr io.Writer) error
 		a, b, toDisk = windowRange(w)
 	} else if a, b, toDisk, err = diffRange(v, o.A, o.B); err != nil {
 		return err
+	}
+	if toDisk && o.NoDisk {
+		// A remote workspace has no files on this disk: its end instead.
+		if b, err = v.Checkpoint("now"); err != nil {
+			return err
+		}
+		toDisk = false
 	}
 	type pathDiff struct {
 		Path string `json:"path"`
