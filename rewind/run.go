@@ -45,8 +45,9 @@ type Outcome struct {
 	Plan    *Plan   `json:"plan"`
 	Report  *Report `json:"report"`
 	Applied bool    `json:"applied"`
-	// WindowsSince are the windows opened after the target: what a
-	// revert would take out instead, when the rewind is refused.
+	// WindowsSince are the windows opened after the target that wrote
+	// something: what a revert would take out instead, when the rewind
+	// is refused.
 	WindowsSince []string `json:"windows_since,omitempty"`
 }
 
@@ -239,13 +240,15 @@ func describeChanges(a *Applier, steps []Step, diff bool) {
 	}
 }
 
-// windowsSince are the ids of the windows opened at or after seq: a
-// window's open record is the checkpoint just before it, so a rewind to it
-// takes that window's changes out too.
+// windowsSince are the ids of the windows opened at or after seq that
+// wrote something, each once (a window reopened after a daemon's death
+// keeps its id): a window's open record is the checkpoint just before it,
+// so a rewind to it takes that window's changes out too, and a revert of
+// a window that wrote nothing has nothing to take out.
 func windowsSince(records []index.Record, seq uint64) []string {
 	var ids []string
 	for _, w := range index.Windows(records) {
-		if w.Open.Seq >= seq {
+		if w.Open.Seq >= seq && len(w.Paths)+len(w.Skipped) > 0 && !slices.Contains(ids, w.ID) {
 			ids = append(ids, w.ID)
 		}
 	}
