@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/ckfs-dev/ckfs/internal/english"
@@ -18,8 +19,12 @@ func Status(out io.Writer, r *workspace.StatusReport) {
 	if d := r.Daemon; d != nil {
 		// The counts are this daemon's, not the timeline's (ckfs log
 		// shows that): say so, or a remount reads as lost history.
-		fmt.Fprintf(out, "daemon     pid %d\nwindows    open now: %v; %d opened since this daemon started\nrecords    %d since this daemon started (%d skipped), %d capture errors\n",
-			d.PID, d.OpenWindows, d.Windows, d.Records, d.Skipped, d.Errors)
+		open := "none"
+		if len(d.OpenWindows) > 0 {
+			open = strings.Join(d.OpenWindows, ", ")
+		}
+		fmt.Fprintf(out, "daemon     pid %d\nwindows    open now: %s; %d opened since this daemon started\nrecords    %d since this daemon started (%d skipped), %d capture errors\n",
+			d.PID, open, d.Windows, d.Records, d.Skipped, d.Errors)
 		if d.Batched > 0 {
 			fmt.Fprintf(out, "batched    %s, taken ahead of their file's change\n", english.Count(int(d.Batched), "pre-image", "pre-images"))
 		}

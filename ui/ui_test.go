@@ -91,3 +91,21 @@ func TestLogOneline(t *testing.T) {
 		t.Errorf("oneline log:\n%s", b.String())
 	}
 }
+
+// Status names the open windows in words: none, or their ids, not a Go
+// slice ("[]").
+func TestStatusOpenWindows(t *testing.T) {
+	for _, c := range []struct {
+		open []string
+		want string
+	}{
+		{nil, "windows    open now: none; 3 opened since this daemon started\n"},
+		{[]string{"toolu_1", "toolu_2"}, "windows    open now: toolu_1, toolu_2; 3 opened since this daemon started\n"},
+	} {
+		var buf bytes.Buffer
+		Status(&buf, &workspace.StatusReport{Root: "/r", State: "mounted", Daemon: &workspace.StatusInfo{PID: 7, OpenWindows: c.open, Windows: 3}})
+		if !strings.Contains(buf.String(), c.want) {
+			t.Errorf("status with open windows %v:\n%s\nwant the line %q", c.open, buf.String(), c.want)
+		}
+	}
+}
