@@ -84,8 +84,7 @@ type Recorder struct {
 	ops     int                    // operations in flight: pre-image taken, not yet on disk (BeginChange)
 	opsDone *sync.Cond             // signals that ops fell to 0 (on mu)
 	endFn   func()                 // r.endOp, made once (begin hands it out)
-	clean   map[string]bool        // touched paths whose post-image was taken at release, untouched since
-	unclean map[string]struct{}    // touched paths not clean: the ones QueueQuiet looks at (settle, unsettle)
+	unclean map[string]struct{}    // touched paths without a post-image since their last change (the rest are clean: settle, unsettle)
 	calm    map[string]bool        // touched paths no operation touched since the last QueueQuiet
 	last    map[string]index.State // last recorded state of each path
 	lastSeq map[string]uint64      // seq of that record
@@ -149,7 +148,7 @@ func New(o Options) (*Recorder, error) {
 	r := &Recorder{
 		store: o.Store, tl: o.Timeline, src: o.Source, excl: ex,
 		maxSize: o.MaxFileSize, log: o.Logger, procs: o.Procs,
-		touched: map[string]owner{}, clean: map[string]bool{}, unclean: map[string]struct{}{}, lastSeq: map[string]uint64{}, last: map[string]index.State{}, writers: map[*writer]struct{}{},
+		touched: map[string]owner{}, unclean: map[string]struct{}{}, lastSeq: map[string]uint64{}, last: map[string]index.State{}, writers: map[*writer]struct{}{},
 		pending: map[string]struct{}{},
 	}
 	r.opsDone = sync.NewCond(&r.mu)
@@ -203,7 +202,7 @@ func (r *Recorder) touch(pid uint32, rel string) error {
 		r.void = true
 	}
 	if _, ok := r.touched[rel]; ok {
-		if r.clean[rel] {
+		if r.clean(rel) {
 			r.unsettle(rel) // touched again since its post-image
 		}
 		if len(r.calm) > 0 {

@@ -87,7 +87,7 @@ func (e *env) write(rel, content string) {
 func (e *env) records() []index.Record {
 	e.t.Helper()
 	// Every test that reads the timeline also checks the recorder's
-	// bookkeeping: each touched path clean or on QueueQuiet's list.
+	// bookkeeping: QueueQuiet's list holds only paths touched this period.
 	if _, err := e.rec.Unsettled(); err != nil {
 		e.t.Error(err)
 	}

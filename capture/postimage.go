@@ -105,8 +105,8 @@ func (r *Recorder) QueueQuiet() {
 		r.calm = map[string]bool{}
 	}
 	for p := range r.unclean {
-		if _, ok := r.touched[p]; !ok || r.clean[p] {
-			delete(r.unclean, p) // not this period's, or settled: nothing to queue
+		if _, ok := r.touched[p]; !ok {
+			delete(r.unclean, p) // not this period's: nothing to queue
 			continue
 		}
 		if held[p] {
@@ -127,11 +127,18 @@ func (r *Recorder) QueueQuiet() {
 	}
 }
 
+// clean reports whether rel, a touched path, has its post-image recorded
+// and nothing has touched it since: the boundary checks only its stat.
+// r.mu is held.
+func (r *Recorder) clean(rel string) bool {
+	_, unclean := r.unclean[rel]
+	return !unclean
+}
+
 // settle notes that rel's post-image is recorded and that nothing has
 // touched rel since: the boundary checks only its stat, and QueueQuiet no
 // longer looks at it. r.mu is held.
 func (r *Recorder) settle(rel string) {
-	r.clean[rel] = true
 	delete(r.unclean, rel)
 	if len(r.calm) > 0 {
 		delete(r.calm, rel)
@@ -139,13 +146,13 @@ func (r *Recorder) settle(rel string) {
 }
 
 // unsettle notes that a touched rel changes again after its post-image:
-// QueueQuiet looks at it again. Every touched path is clean or unclean, so
-// QueueQuiet walks only the paths that changed since their post-images,
-// not every path the period touched (a period outside any window lasts
-// as long as the user works without an agent, and QueueQuiet holds r.mu
-// once a second). r.mu is held.
+// QueueQuiet looks at it again. A touched path is clean unless it is on
+// the unclean list, so QueueQuiet walks only the paths that changed since
+// their post-images, not every path the period touched (a period outside
+// any window lasts as long as the user works without an agent, and
+// QueueQuiet holds r.mu once a second), and a settled path costs no
+// entry beyond touched's. r.mu is held.
 func (r *Recorder) unsettle(rel string) {
-	delete(r.clean, rel)
 	r.unclean[rel] = struct{}{}
 }
 

@@ -176,7 +176,7 @@ func (r *Recorder) flushPeriod() error {
 	// files outside any window holds up the agent's next call).
 	var clean []string
 	for _, p := range paths {
-		if r.clean[p] && r.last[p].Type == index.TypeFile {
+		if r.clean(p) && r.last[p].Type == index.TypeFile {
 			clean = append(clean, p)
 		}
 	}
@@ -211,7 +211,6 @@ func unchanged(last index.State, st *unix.Stat_t) bool {
 // whose writable handles stay open across the boundary.
 func (r *Recorder) startPeriod() error {
 	clear(r.touched)
-	clear(r.clean)
 	clear(r.unclean)
 	clear(r.calm)
 	clear(r.dirs)
@@ -288,7 +287,6 @@ func (r *Recorder) Exclusive(fn func(appendFn func(recs ...*index.Record) error,
 	// What was written bypassed the mount: the next change of any path
 	// takes a fresh pre-image.
 	clear(r.touched)
-	clear(r.clean)
 	clear(r.unclean)
 	clear(r.calm)
 	if serr := r.startPeriod(); err == nil {
