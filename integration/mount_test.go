@@ -95,9 +95,9 @@ func TestRewindAbandon(t *testing.T) {
 	if len(ents) != 1 {
 		t.Fatalf("%d journals", len(ents))
 	}
-	partial := w.sh("ls -lR; cat a.txt")
+	partial := w.exactly()
 	w.ckfs("rewind", "--abandon", strings.TrimSuffix(ents[0].Name(), ".json"))
-	if got := w.sh("ls -lR; cat a.txt"); got != partial {
+	if got := w.exactly(); got != partial {
 		t.Fatal("--abandon changed the workspace")
 	}
 	if ents, _ := os.ReadDir(filepath.Join(w.store, "journal")); len(ents) != 0 {
@@ -115,13 +115,13 @@ func TestRewindWhileLocked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap := w.sh("ls -lR; cat a.txt")
+	snap := w.exactly()
 	out, code := w.exitCode(nil, "rewind", "--files", "--to", "w1")
 	lock.Close()
 	if code != 5 || !strings.Contains(out, "locked") {
 		t.Fatalf("rewind while locked: exit %d\n%s", code, out)
 	}
-	if w.sh("ls -lR; cat a.txt") != snap {
+	if w.exactly() != snap {
 		t.Fatal("the refused rewind changed the workspace")
 	}
 }

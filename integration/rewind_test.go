@@ -50,7 +50,7 @@ func (w *workspace) twoWindows() {
 func TestRewindMounted(t *testing.T) {
 	w := mountWorkspace(t, rewindSetup)
 	w.twoWindows()
-	before := w.sh("ls -lR; cat a.txt")
+	before, exact := w.shape(), w.exactly()
 	out := w.ckfs("rewind", "--to", "w1")
 	if !strings.Contains(out, "preview only") || strings.Contains(out, "-TWO") || !regexp.MustCompile(`restore +a\.txt +\+1 -2`).MatchString(out) {
 		t.Errorf("preview (short: counts, no diffs):\n%s", out)
@@ -58,7 +58,7 @@ func TestRewindMounted(t *testing.T) {
 	if out := w.ckfs("rewind", "--to", "w1", "-p"); !strings.Contains(out, "-TWO") || !strings.Contains(out, "+two") {
 		t.Errorf("preview -p (with diffs):\n%s", out)
 	}
-	if got := w.sh("ls -lR; cat a.txt"); got != before {
+	if got := w.exactly(); got != exact {
 		t.Fatalf("the preview changed the workspace")
 	}
 	w.ckfs("rewind", "--files", "--to", "w1")
@@ -74,7 +74,7 @@ func TestRewindMounted(t *testing.T) {
 		t.Errorf("deleted file not recreated")
 	}
 	w.ckfs("rewind", "--files", "--undo")
-	if got := w.sh("ls -lR; cat a.txt"); got != before {
+	if got := w.shape(); got != before {
 		t.Fatalf("after undo:\n%s\nwant\n%s", got, before)
 	}
 	// Rewind the last window only.
@@ -98,12 +98,12 @@ func TestRewindRefusedExitCode(t *testing.T) {
 	w := mountWorkspace(t, rewindSetup)
 	w.twoWindows()
 	w.sh(`printf 'my own words\n' > a.txt`)
-	snap := w.sh("ls -lR; cat a.txt")
+	snap := w.exactly()
 	out, code := w.exitCode(nil, "rewind", "--files", "--to", "w1")
 	if code != 3 || !strings.Contains(out, "your own edits") || !strings.Contains(out, "--force") {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
-	if got := w.sh("ls -lR; cat a.txt"); got != snap {
+	if got := w.exactly(); got != snap {
 		t.Fatal("a refused rewind changed the workspace")
 	}
 	w.ckfs("rewind", "--files", "--force", "--to", "w1")
@@ -131,9 +131,7 @@ func TestRewindKilledAtEveryStep(t *testing.T) {
 	w := mountWorkspace(t, rewindSetup)
 	w.twoWindows()
 	w.unmount()
-	snapshot := func() string {
-		return w.shIn(w.root, "find . -exec ls -ld --time-style=+ {} + | sort; cat a.txt src/*")
-	}
+	snapshot := w.shape
 	before := snapshot()
 	journal := filepath.Join(w.store, "journal")
 	for k := -1; ; k++ {
@@ -176,7 +174,7 @@ func TestRewindInjectedFailure(t *testing.T) {
 			w := mountWorkspace(t, rewindSetup)
 			w.twoWindows()
 			w.unmount()
-			before := w.sh("ls -lR; cat a.txt")
+			before := w.shape()
 			out, code := w.exitCode([]string{"CKFS_TEST_REWIND_FAIL_AT=" + fault}, "rewind", "--files", "--to", "w1")
 			if code != 1 || !strings.Contains(out, "--rollback r-") {
 				t.Fatalf("exit %d:\n%s", code, out)
@@ -184,7 +182,7 @@ func TestRewindInjectedFailure(t *testing.T) {
 			op := out[strings.Index(out, "--rollback r-")+len("--rollback "):]
 			op = strings.Fields(op)[0]
 			w.ckfs("rewind", "--rollback", strings.TrimRight(op, ","))
-			if got := w.sh("ls -lR; cat a.txt"); got != before {
+			if got := w.shape(); got != before {
 				t.Fatalf("after rollback\n%s\nwant\n%s", got, before)
 			}
 		})
@@ -197,7 +195,7 @@ func TestRewindDaemonKilledMidway(t *testing.T) {
 	w := mountWorkspace(t, rewindSetup)
 	w.twoWindows()
 	w.unmount()
-	before := w.sh("ls -lR; cat a.txt")
+	before := w.shape()
 	c := exec.Command(ckfsBin, "mount", w.root)
 	c.Dir = "/"
 	c.Env = append(w.env(), "CKFS_TEST_REWIND_KILL_AT=2")
@@ -217,7 +215,7 @@ func TestRewindDaemonKilledMidway(t *testing.T) {
 		t.Fatalf("%d journals after the daemon was killed mid-rewind", len(ents))
 	}
 	w.ckfs("rewind", "--rollback", strings.TrimSuffix(ents[0].Name(), ".json"))
-	if got := w.sh("ls -lR; cat a.txt"); got != before {
+	if got := w.shape(); got != before {
 		t.Fatalf("after rollback\n%s\nwant\n%s", got, before)
 	}
 }
@@ -243,4 +241,18 @@ func TestRewindShowsInListings(t *testing.T) {
 	if got := ls(); got != "b.txt\nb\n" {
 		t.Fatalf("listing after the undo: %q", got)
 	}
+}
+
+// shape is the workspace as a rewind, its rollback or its undo restores it:
+// every entry's type, mode, owner, size and link target, and the files'
+// bytes, but not times (a restored entry is written now, as git checkout
+// writes it, so a build sees it as changed).
+func (w *workspace) shape() string {
+	return w.shIn(w.root, "find . -exec ls -ld --time-style=+ {} + | sort; cat a.txt src/*")
+}
+
+// exactly is the workspace with every entry's time to the nanosecond: what
+// a preview, a refused rewind or an abandoned journal must leave untouched.
+func (w *workspace) exactly() string {
+	return w.shIn(w.root, "find . -exec ls -ld --time-style=full-iso {} + | sort; cat a.txt src/*")
 }
