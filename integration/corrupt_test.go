@@ -59,7 +59,7 @@ func TestRewindRefusesDamagedTarget(t *testing.T) {
 	w := mountWorkspace(t, `printf 'v0\n' > a.txt`)
 	w.window("w1", `printf 'v0\n' > twin.txt && printf 'v1\n' > a.txt`)
 	w.flipObject("v0\n")
-	before := w.sh("ls -l; cat a.txt")
+	before := w.sh("ls -l --time-style=full-iso; cat a.txt")
 	out, code := w.exitCode(nil, "rewind", "--files", "--to", "w1")
 	if code != 3 || !strings.Contains(out, "stored content") || !strings.Contains(out, cas.Sum([]byte("v0\n")).String()) || !strings.Contains(out, "ckfs verify --repair") {
 		t.Fatalf("rewind over a damaged object: exit %d\n%s", code, out)
@@ -67,7 +67,7 @@ func TestRewindRefusesDamagedTarget(t *testing.T) {
 	if strings.Contains(out, "--force") {
 		t.Errorf("the refusal suggests --force, which cannot help:\n%s", out)
 	}
-	if got := w.sh("ls -l; cat a.txt"); got != before {
+	if got := w.sh("ls -l --time-style=full-iso; cat a.txt"); got != before {
 		t.Fatalf("a refused rewind changed the workspace:\n%s\nwas\n%s", got, before)
 	}
 	if out, code := w.exitCode(nil, "rewind", "--to", "w1"); code != 3 || !strings.Contains(out, "stored content") {
