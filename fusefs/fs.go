@@ -186,6 +186,12 @@ func (f *FS) server(o Options) (*fs.Options, fuse.RawFileSystem) {
 			ExtraCapabilities: fuse.CAP_ATOMIC_O_TRUNC,
 			MaxBackground:     64,
 			EnableLocks:       true,
+			// Mounted in place the kernel holds the only view of the
+			// tree, so it may cache each inode's POSIX ACLs (as it
+			// caches attributes): ls -l asks every file for its ACL,
+			// and a cached one costs no request. The kernel then also
+			// honours ACLs in its permission checks.
+			EnableAcl: o.InPlace,
 		},
 	}
 	f.noOpen = o.InPlace && o.Cached

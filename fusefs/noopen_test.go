@@ -191,3 +191,48 @@ func TestCachedWritesAreCapturedAtTheirRequest(t *testing.T) {
 		t.Errorf("mapped.bin after w1 starts %q", got[:12])
 	}
 }
+
+// In place, the kernel caches each inode's POSIX ACLs: ls -l asks every
+// file for system.posix_acl_access, and asking again sends nothing. An
+// ACL set through the mount shows at once.
+func TestInPlaceACLsAreCached(t *testing.T) {
+	m, reqs := cachedMount(t)
+	if err := os.WriteFile(m.path("a.txt"), []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	acl := func() string {
+		t.Helper()
+		buf := make([]byte, 256)
+		n, err := unix.Getxattr(m.path("a.txt"), "system.posix_acl_access", buf)
+		if err != nil {
+			return err.Error()
+		}
+		return string(buf[:n])
+	}
+	if got := acl(); got != unix.ENODATA.Error() {
+		t.Fatalf("a fresh file's ACL: %q", got)
+	}
+	before := reqs.count("GETXATTR")
+	for range 10 {
+		acl()
+	}
+	if n := reqs.count("GETXATTR") - before; n != 0 {
+		t.Errorf("10 reads of a file's ACL sent %d GETXATTR requests", n)
+	}
+	// user::rw- user:1234:r-- group::r-- mask::r-- other::---
+	want := []byte{2, 0, 0, 0}
+	for _, e := range [][3]uint32{{0x01, 6, 0xffffffff}, {0x02, 4, 1234}, {0x04, 4, 0xffffffff}, {0x10, 4, 0xffffffff}, {0x20, 0, 0xffffffff}} {
+		want = append(want, byte(e[0]), byte(e[0]>>8), byte(e[1]), byte(e[1]>>8))
+		want = append(want, byte(e[2]), byte(e[2]>>8), byte(e[2]>>16), byte(e[2]>>24))
+	}
+	if err := unix.Setxattr(m.path("a.txt"), "system.posix_acl_access", want, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := acl(); got != string(want) {
+		t.Errorf("the ACL set through the mount reads back as %x, want %x", got, want)
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(m.path("a.txt"), &st); err != nil || st.Mode&0o777 != 0o640 {
+		t.Errorf("mode after the ACL: %o, %v (want 640: the mask is the group bits)", st.Mode&0o777, err)
+	}
+}
