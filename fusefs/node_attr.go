@@ -6,6 +6,7 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
 )
 
 // Setattr records the pre-image before a truncate, chmod, chown or utimens
@@ -39,6 +40,9 @@ func (n *node) Setxattr(ctx context.Context, attr string, data []byte, flags uin
 		return errno
 	}
 	defer done()
+	if n.isRoot() {
+		return fs.ToErrno(unix.Setxattr(n.RootData.Path, attr, data, int(flags)))
+	}
 	return n.LoopbackNode.Setxattr(ctx, attr, data, flags)
 }
 
@@ -48,7 +52,34 @@ func (n *node) Removexattr(ctx context.Context, attr string) syscall.Errno {
 		return errno
 	}
 	defer done()
+	if n.isRoot() {
+		return fs.ToErrno(unix.Removexattr(n.RootData.Path, attr))
+	}
 	return n.LoopbackNode.Removexattr(ctx, attr)
+}
+
+// The root's own extended attributes. go-fuse's loopback reaches a node's
+// attributes with the l-variants (a symlink's own, not its target's), and
+// the root's path may be /proc/self/fd/N: a procfs symlink whose own
+// attributes are not the directory's (ENOTSUP, which the kernel's ACL
+// check of the root then refuses every other user with). The root is a
+// directory, so the following variants reach it by either path.
+func (n *node) isRoot() bool { return n == n.fsys.root }
+
+func (n *node) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
+	if n.isRoot() {
+		sz, err := unix.Getxattr(n.RootData.Path, attr, dest)
+		return uint32(sz), fs.ToErrno(err)
+	}
+	return n.LoopbackNode.Getxattr(ctx, attr, dest)
+}
+
+func (n *node) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
+	if n.isRoot() {
+		sz, err := unix.Listxattr(n.RootData.Path, dest)
+		return uint32(sz), fs.ToErrno(err)
+	}
+	return n.LoopbackNode.Listxattr(ctx, dest)
 }
 
 // beforeMeta takes the pre-image of the node before a metadata change; the

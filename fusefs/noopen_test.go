@@ -219,12 +219,7 @@ func TestInPlaceACLsAreCached(t *testing.T) {
 	if n := reqs.count("GETXATTR") - before; n != 0 {
 		t.Errorf("10 reads of a file's ACL sent %d GETXATTR requests", n)
 	}
-	// user::rw- user:1234:r-- group::r-- mask::r-- other::---
-	want := []byte{2, 0, 0, 0}
-	for _, e := range [][3]uint32{{0x01, 6, 0xffffffff}, {0x02, 4, 1234}, {0x04, 4, 0xffffffff}, {0x10, 4, 0xffffffff}, {0x20, 0, 0xffffffff}} {
-		want = append(want, byte(e[0]), byte(e[0]>>8), byte(e[1]), byte(e[1]>>8))
-		want = append(want, byte(e[2]), byte(e[2]>>8), byte(e[2]>>16), byte(e[2]>>24))
-	}
+	want := readerACL(1234)
 	if err := unix.Setxattr(m.path("a.txt"), "system.posix_acl_access", want, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -234,5 +229,41 @@ func TestInPlaceACLsAreCached(t *testing.T) {
 	var st unix.Stat_t
 	if err := unix.Stat(m.path("a.txt"), &st); err != nil || st.Mode&0o777 != 0o640 {
 		t.Errorf("mode after the ACL: %o, %v (want 640: the mask is the group bits)", st.Mode&0o777, err)
+	}
+}
+
+// readerACL is a POSIX access ACL as system.posix_acl_access holds it
+// (version 2, then tag, perm and id of each entry): user::rw-,
+// user:uid:r--, group::r--, mask::r--, other::---.
+func readerACL(uid uint32) []byte {
+	b := []byte{2, 0, 0, 0}
+	for _, e := range [][3]uint32{{0x01, 6, 0xffffffff}, {0x02, 4, uid}, {0x04, 4, 0xffffffff}, {0x10, 4, 0xffffffff}, {0x20, 0, 0xffffffff}} {
+		b = append(b, byte(e[0]), byte(e[0]>>8), byte(e[1]), byte(e[1]>>8))
+		b = append(b, byte(e[2]), byte(e[2]>>8), byte(e[2]>>16), byte(e[2]>>24))
+	}
+	return b
+}
+
+// The root's own extended attributes read and write through the mount as
+// any directory's, whichever way the daemon reaches the backing directory.
+func TestRootExtendedAttributes(t *testing.T) {
+	for _, inPlace := range []bool{false, true} {
+		m := mount(t, inPlace)
+		if err := unix.Setxattr(m.mnt, "user.note", []byte("root"), 0); err != nil {
+			t.Fatalf("in place %v: set the root's attribute: %v", inPlace, err)
+		}
+		buf := make([]byte, 64)
+		if n, err := unix.Getxattr(m.mnt, "user.note", buf); err != nil || string(buf[:n]) != "root" {
+			t.Errorf("in place %v: the root's attribute reads back %q, %v", inPlace, buf[:max(n, 0)], err)
+		}
+		if n, err := unix.Listxattr(m.mnt, buf); err != nil || !bytes.Contains(buf[:max(n, 0)], []byte("user.note\x00")) {
+			t.Errorf("in place %v: the root's attribute list: %q, %v", inPlace, buf[:max(n, 0)], err)
+		}
+		if n, err := unix.Getxattr(m.backing, "user.note", buf); !inPlace && (err != nil || string(buf[:n]) != "root") {
+			t.Errorf("the backing directory's attribute: %q, %v", buf[:max(n, 0)], err)
+		}
+		if err := unix.Removexattr(m.mnt, "user.note"); err != nil {
+			t.Errorf("in place %v: remove the root's attribute: %v", inPlace, err)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ckfs-dev/ckfs/fusefs"
+	"golang.org/x/sys/unix"
 )
 
 // asNobody runs a shell command in dir as uid/gid 65534 and returns its
@@ -68,6 +69,28 @@ func TestKernelChecksPermissions(t *testing.T) {
 	syscall.Close(fd)
 	if fi, err := os.Stat(m.path("zero")); err != nil || fi.Mode().Perm() != 0 {
 		t.Errorf("a file created with mode 0000 reads back as %v (%v)", fi.Mode(), err)
+	}
+}
+
+// Mounted in place, the kernel grants what a file's ACL grants, as
+// natively: another user named in the ACL of a 0600 file may read it.
+func TestKernelHonoursACLs(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to act as another user")
+	}
+	m := mountWith(t, fusefs.Options{InPlace: true, Cached: true, AllowOther: true})
+	reachable(t, m.mnt)
+	if err := os.WriteFile(m.path("shared"), []byte("for nobody too\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Setxattr(m.path("shared"), "system.posix_acl_access", readerACL(65534), 0); err != nil {
+		t.Fatal(err)
+	}
+	if out, ok := asNobody(t, m.mnt, "cat shared"); !ok || out != "for nobody too\n" {
+		t.Errorf("a user the ACL lets read a file cannot read it through the mount: %q", out)
+	}
+	if out, ok := asNobody(t, m.mnt, "echo more >> shared"); ok {
+		t.Errorf("a user the ACL lets only read a file could write it: %q", out)
 	}
 }
 
