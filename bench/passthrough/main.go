@@ -500,13 +500,24 @@ func ckfsDir(work string) (string, func()) { return ckfsDirWith(*ckfsBin, work) 
 // and the mount flags extra.
 func ckfsDirWith(bin, work string, extra ...string) (string, func()) {
 	d := freshDir(work, "ckfs")
-	ckfsWith(bin, work, "/", append([]string{"mount", d}, extra...)...)
+	// The cleanup is in place before the mount starts, and waits for a
+	// mount in flight: a benchmark interrupted while ckfs mount runs
+	// would otherwise exit before the mount appears, and leave it.
+	c := exec.Command(bin, append([]string{"mount", d}, extra...)...)
+	c.Dir, c.Env = "/", ckfsEnv(work)
+	mounting := make(chan struct{})
 	benchkit.OnFail(func() {
+		<-mounting
 		c := exec.Command(bin, "unmount", d)
 		c.Env = ckfsEnv(work)
 		c.Run()
 		exec.Command("umount", "-l", d).Run()
 	})
+	out, err := c.CombinedOutput()
+	close(mounting)
+	if err != nil {
+		benchkit.Fatalf("ckfs mount %s: %v\n%s", d, err, out)
+	}
 	return d, func() {
 		ckfsWith(bin, work, "/", "unmount", d)
 		os.RemoveAll(d)
