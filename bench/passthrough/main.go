@@ -10,6 +10,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -75,6 +76,7 @@ func main() {
 	work, err := os.MkdirTemp("", "ckfs-bench-")
 	benchkit.Check(err)
 	defer os.RemoveAll(work)
+	benchkit.OnFail(func() { os.RemoveAll(work) }) // the last cleanup: after every unmount
 	tarball := filepath.Join(work, "src.tar")
 	sh("tar cf " + tarball + " -C " + benchkit.GoRoot() + " src")
 	files := strings.Count(sh("tar tf "+tarball), "\n")
@@ -425,7 +427,9 @@ var seq int
 func freshDir(work, kind string) string {
 	seq++
 	d := filepath.Join(work, fmt.Sprintf("%s-%d", kind, seq))
-	benchkit.Check(os.Mkdir(d, 0o755))
+	var err error
+	benchkit.Make(func() { err = os.Mkdir(d, 0o755) })
+	benchkit.Check(err)
 	if seedTarball != "" && kind != "lb-mnt" {
 		sh("tar xf " + seedTarball + " -C " + d)
 	}
@@ -513,10 +517,16 @@ func ckfsDirWith(bin, work string, extra ...string) (string, func()) {
 		c.Run()
 		exec.Command("umount", "-l", d).Run()
 	})
-	out, err := c.CombinedOutput()
+	var out bytes.Buffer
+	c.Stdout, c.Stderr = &out, &out
+	var err error
+	benchkit.Make(func() { err = c.Start() })
+	if err == nil {
+		err = c.Wait()
+	}
 	close(mounting)
 	if err != nil {
-		benchkit.Fatalf("ckfs mount %s: %v\n%s", d, err, out)
+		benchkit.Fatalf("ckfs mount %s: %v\n%s", d, err, out.String())
 	}
 	return d, func() {
 		ckfsWith(bin, work, "/", "unmount", d)

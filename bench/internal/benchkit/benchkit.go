@@ -24,7 +24,20 @@ import (
 var (
 	mu       sync.Mutex
 	cleanups []func()
+	failing  bool // under mu: the cleanups have run or are running
 )
+
+// Make runs make (a directory created, a process started) unless the
+// benchmark is failing, so that nothing is made after the cleanups that
+// would have removed it: once failing, it waits for the exit.
+func Make(make func()) {
+	mu.Lock()
+	defer mu.Unlock()
+	if failing {
+		select {}
+	}
+	make()
+}
 
 // OnFail registers f to run if the benchmark fails.
 func OnFail(f func()) {
@@ -53,6 +66,7 @@ func Unmounted(mountpoint string) {
 // Fatalf runs the cleanups and exits with the message.
 func Fatalf(format string, a ...any) {
 	mu.Lock()
+	failing = true
 	for i := len(cleanups) - 1; i >= 0; i-- {
 		cleanups[i]()
 	}
