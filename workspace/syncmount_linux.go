@@ -1,14 +1,20 @@
 package workspace
 
-import "golang.org/x/sys/unix"
+import (
+	"github.com/ckfs-dev/ckfs/internal/mapped"
+	"golang.org/x/sys/unix"
+)
 
 // syncMount writes back the pages a process dirtied through a shared
 // memory mapping of a file on the mount, so that their WRITEs reach the
 // daemon before a boundary and belong to the period they were made in.
-// Every other write reaches the daemon when it is made. It runs in the
-// caller, never in the daemon (which must not wait on its own mount), and
-// costs little when nothing is dirty. A failure only loses that ordering:
-// the pages are written back later, into the next period.
+// Every other write reaches the daemon when it is made. syncfs starts the
+// writeback of the whole mount but does not wait for a FUSE daemon to
+// answer it, so each file that a process near the caller (mapped.Near)
+// still maps shared and writable is fsynced too, which waits. It runs in
+// the caller, never in the daemon (which must not wait on its own mount),
+// and costs little when nothing is dirty. A failure only loses that
+// ordering: the pages are written back later, into the next period.
 func syncMount(store string) {
 	ds, err := ReadDaemonState(store)
 	if err != nil || ds.Mountpoint == "" {
@@ -20,4 +26,8 @@ func syncMount(store string) {
 	}
 	defer unix.Close(fd)
 	unix.Syncfs(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) == nil {
+		mapped.Flush(st.Dev, mapped.Near())
+	}
 }

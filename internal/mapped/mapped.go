@@ -1,0 +1,147 @@
+// Package mapped writes back what processes have written into shared
+// memory mappings of files on one file system, and waits for it.
+//
+// On a FUSE mount a page written through a shared mapping reaches the
+// daemon as a WRITE only when the kernel writes it back, and syncfs does
+// not wait for that WRITE to be answered (the kernel passes syncfs on
+// only for block-device and virtio FUSE connections); fsync of the file
+// does. So before a window boundary the client finds the files processes
+// near it hold mapped shared and writable on the mount, and fsyncs each:
+// a page dirtied through a mapping that outlives the tool call then
+// belongs to the window it was written in.
+//
+// A file that was mapped and closed needs none of this: its last close
+// writes its pages back and waits.
+package mapped
+
+import (
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// maxProcs bounds the processes one Flush looks at, and so its cost at a
+// boundary (reading a process's maps costs the kernel a walk of its
+// mappings: about 0.1-0.5 ms for an agent's process).
+const maxProcs = 64
+
+// Flush fsyncs every regular file on device dev that a process in the
+// subtrees of roots (the processes and their descendants) maps shared and
+// writable, and returns how many it synced. Processes it may not inspect
+// are skipped; nothing here fails the caller.
+func Flush(dev uint64, roots []int) int {
+	files := map[uint64]string{}
+	for _, pid := range subtree(roots, maxProcs) {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/maps")
+		if err != nil {
+			continue
+		}
+		for line := range strings.Lines(string(b)) {
+			if m, ok := parseLine(line); ok && m.dev == dev && m.sharedWritable {
+				files[m.ino] = m.path
+			}
+		}
+	}
+	synced := 0
+	for ino, path := range files {
+		if syncFile(path, dev, ino) {
+			synced++
+		}
+	}
+	return synced
+}
+
+// syncFile fsyncs path if it is still the regular file dev/ino.
+func syncFile(path string, dev, ino uint64) bool {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Dev != dev || st.Ino != ino {
+		return false
+	}
+	// The wait for the file's WRITEs comes before the FSYNC request, so
+	// whatever the daemon answers to that, the pages have reached it.
+	unix.Fdatasync(fd)
+	return true
+}
+
+// subtree lists roots and their descendants, breadth first, at most limit.
+func subtree(roots []int, limit int) []int {
+	seen := map[int]bool{}
+	queue := []int{}
+	for _, r := range roots {
+		if r > 0 && !seen[r] {
+			seen[r] = true
+			queue = append(queue, r)
+		}
+	}
+	for i := 0; i < len(queue) && len(queue) < limit; i++ {
+		for _, c := range children(queue[i]) {
+			if !seen[c] && len(queue) < limit {
+				seen[c] = true
+				queue = append(queue, c)
+			}
+		}
+	}
+	return queue
+}
+
+// children lists the child processes of every thread of pid.
+func children(pid int) []int {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, t := range tasks {
+		b, err := os.ReadFile(dir + "/" + t.Name() + "/children")
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if c, err := strconv.Atoi(f); err == nil {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// Near returns the roots a boundary client looks under: its grandparent
+// (an agent, whose tool processes and hook shells are its descendants, or
+// the terminal a user typed in), or its parent where the grandparent is
+// init or unknown.
+func Near() []int {
+	parent := os.Getppid()
+	if gp := parentOf(parent); gp > 1 {
+		return []int{gp}
+	}
+	return []int{parent}
+}
+
+// parentOf reads pid's parent from /proc/PID/stat (0 if unknown). The
+// command name in parentheses may hold spaces and parentheses: the fields
+// after it start after the last ')'.
+func parentOf(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 2 {
+		return 0
+	}
+	p, _ := strconv.Atoi(f[1])
+	return p
+}

@@ -1,0 +1,75 @@
+package mapped
+
+import (
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+func TestParseLine(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		want mapping
+		ok   bool
+	}{
+		{"7f1c2a000000-7f1c2a001000 rw-s 00000000 00:2b 1234                       /repo/data.bin\n",
+			mapping{true, unix.Mkdev(0, 0x2b), 1234, "/repo/data.bin"}, true},
+		{"7f1c2a000000-7f1c2a001000 r--s 00000000 00:2b 1234 /repo/a b.bin",
+			mapping{false, unix.Mkdev(0, 0x2b), 1234, "/repo/a b.bin"}, true},
+		{"7f1c2a000000-7f1c2a001000 rw-p 00001000 fd:01 77 /usr/lib/libc.so.6",
+			mapping{false, unix.Mkdev(0xfd, 1), 77, "/usr/lib/libc.so.6"}, true},
+		{"7f1c2a000000-7f1c2a001000 rw-s 00000000 00:2b 1234 /repo/gone.bin (deleted)", mapping{}, false},
+		{"55d0c1a0f000-55d0c1a30000 rw-p 00000000 00:00 0                          [heap]", mapping{}, false},
+		{"7ffd1c9e5000-7ffd1c9e7000 r-xp 00000000 00:00 0 [vdso]", mapping{}, false},
+		{"7f1c2a000000-7f1c2a001000 rw-p 00000000 00:00 0 ", mapping{}, false},
+		{"garbage", mapping{}, false},
+		{"a b c zz:01 5 /x", mapping{}, false},
+	} {
+		got, ok := parseLine(c.line)
+		if ok != c.ok || (ok && got != c.want) {
+			t.Errorf("parseLine(%q) = %+v, %v; want %+v, %v", c.line, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+func FuzzParseLine(f *testing.F) {
+	f.Add("7f1c2a000000-7f1c2a001000 rw-s 00000000 00:2b 1234 /repo/data.bin\n")
+	f.Add("55d0c1a0f000-55d0c1a30000 rw-p 00000000 00:00 0 [heap]")
+	f.Fuzz(func(t *testing.T, line string) {
+		m, ok := parseLine(line)
+		if !ok {
+			return
+		}
+		if !strings.HasPrefix(m.path, "/") || m.ino == 0 || !strings.Contains(line, m.path) {
+			t.Fatalf("parseLine(%q) = %+v", line, m)
+		}
+	})
+}
+
+// The tree of this test process: itself, and a child it started.
+func TestSubtreeAndParent(t *testing.T) {
+	if got := parentOf(unix.Getpid()); got != unix.Getppid() {
+		t.Errorf("parentOf(self) = %d, want %d", got, unix.Getppid())
+	}
+	procs := subtree([]int{unix.Getppid()}, maxProcs)
+	found := false
+	for _, p := range procs {
+		found = found || p == unix.Getpid()
+	}
+	if !found {
+		t.Errorf("this process is not in its parent's subtree: %v", procs)
+	}
+	if got := subtree([]int{unix.Getppid()}, 1); len(got) != 1 {
+		t.Errorf("subtree with limit 1: %v", got)
+	}
+}
+
+// What a boundary pays when nothing is mapped: the walk of the caller's
+// grandparent's processes and their maps.
+func BenchmarkFlushNear(b *testing.B) {
+	for b.Loop() {
+		Flush(1, Near())
+	}
+	b.ReportMetric(float64(len(subtree(Near(), maxProcs))), "procs")
+}
