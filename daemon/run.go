@@ -208,7 +208,8 @@ func (d *daemon) mount() error {
 	if !strings.ContainsAny(o.Store, ", \t\n\\") {
 		source = workspace.SourcePrefix + o.Store
 	}
-	fo := fusefs.Options{InPlace: o.Mountpoint == o.Root, AllowOther: o.AllowOther, Debug: o.Debug, Source: source, Cached: o.IO != config.IOPassthrough, AfterDirOp: testhooks.AfterDirOp()}
+	fo := fusefs.Options{InPlace: o.Mountpoint == o.Root, AllowOther: o.AllowOther, Debug: o.Debug, Source: source, Cached: o.IO != config.IOPassthrough, AfterDirOp: testhooks.AfterDirOp(),
+		OnMappedWrite: func() { os.WriteFile(workspace.Layout(o.Store).MappedWrites(), nil, 0o600) }}
 	var srv *fuse.Server
 	if d.tookOver {
 		srv, err = d.takeOver(fsys, fo)

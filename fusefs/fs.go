@@ -81,6 +81,12 @@ type Options struct {
 	// mknod, symlink, link, unlink, rmdir, rename) is carried out, before
 	// its reply; tests kill the daemon there (testhooks.AfterDirOp).
 	AfterDirOp func(op string)
+	// OnMappedWrite, if set, is called (once) at the first write the
+	// kernel makes from its page cache (a shared memory mapping written
+	// back): boundary clients then look for mappings to wait for
+	// (internal/mapped), which costs them nothing on a mount that has
+	// never had one.
+	OnMappedWrite func()
 }
 
 // FS is a mounted (or mountable) ckfs passthrough.
@@ -213,7 +219,7 @@ func (f *FS) server(o Options) (*fs.Options, fuse.RawFileSystem) {
 		opts.MountOptions.ExtraCapabilities |= nohandle.Cap
 	}
 	if f.noOpen {
-		raw = &noOpen{Files: nohandle.Files{RawFileSystem: raw}}
+		raw = &noOpen{Files: nohandle.Files{RawFileSystem: raw}, onMapped: o.OnMappedWrite}
 	}
 	if f.journal != nil {
 		// A successor may be asked again for what this daemon did.

@@ -50,7 +50,8 @@ func TestMappedWritesReachTheDaemonBeforeFlushReturns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := f.Mount(backing, fusefs.Options{InPlace: true, Cached: true})
+	var told atomic.Int32
+	srv, err := f.Mount(backing, fusefs.Options{InPlace: true, Cached: true, OnMappedWrite: func() { told.Add(1) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,5 +92,13 @@ print("ready", flush=True); sys.stdin.read()`, p)
 	returned := time.Now().UnixNano()
 	if done := h.doneAt.Load(); done == 0 || done > returned {
 		t.Errorf("Flush returned before the daemon had the mapped page's WRITE (done at %d, returned at %d)", done, returned)
+	}
+	// Once more: OnMappedWrite tells of the first written-back page only.
+	h.slow.Store(false)
+	if err := os.WriteFile(p, []byte("plain write"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if n := told.Load(); n != 1 {
+		t.Errorf("OnMappedWrite was called %d times, want once (the mapping's writeback; a plain write is not one)", n)
 	}
 }

@@ -3,6 +3,7 @@ package fusefs
 import (
 	"context"
 	"os"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/ckfs-dev/ckfs/internal/beneath"
@@ -42,7 +43,22 @@ import (
 // A kernel that does not offer FUSE_NO_OPEN_SUPPORT gets OPEN served as
 // before, through the daemon.
 type noOpen struct {
-	nohandle.Files // OPEN and handleless FLUSH answered with ENOSYS
+	nohandle.Files             // OPEN and handleless FLUSH answered with ENOSYS
+	onMapped       func()      // Options.OnMappedWrite
+	mapped         atomic.Bool // onMapped was called
+}
+
+// fromCache takes a write the kernel makes from its page cache (a shared
+// memory mapping written back) as made by no process: the thread it names
+// is whoever caused the writeback, not the one that dirtied the pages.
+func (r *noOpen) fromCache(in *fuse.WriteIn) {
+	if in.WriteFlags&fuse.WRITE_CACHE == 0 {
+		return
+	}
+	in.Caller.Pid = 0
+	if r.onMapped != nil && !r.mapped.Load() && r.mapped.CompareAndSwap(false, true) {
+		r.onMapped()
+	}
 }
 
 // Create is answered with ENOSYS too: once files open without a request,
@@ -56,20 +72,13 @@ func (r *noOpen) Create(cancel <-chan struct{}, in *fuse.CreateIn, name string, 
 	return fuse.ENOSYS
 }
 
-// Writev takes a write the kernel makes from its page cache (a shared
-// memory mapping written back) as made by no process: the thread it names
-// is whoever caused the writeback, not the one that dirtied the pages.
 func (r *noOpen) Writev(cancel <-chan struct{}, in *fuse.WriteIn, data [][]byte) (uint32, fuse.Status) {
-	if in.WriteFlags&fuse.WRITE_CACHE != 0 {
-		in.Caller.Pid = 0
-	}
+	r.fromCache(in)
 	return r.RawFileSystem.Writev(cancel, in, data)
 }
 
 func (r *noOpen) Write(cancel <-chan struct{}, in *fuse.WriteIn, data []byte) (uint32, fuse.Status) {
-	if in.WriteFlags&fuse.WRITE_CACHE != 0 {
-		in.Caller.Pid = 0
-	}
+	r.fromCache(in)
 	return r.RawFileSystem.Write(cancel, in, data)
 }
 

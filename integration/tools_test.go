@@ -103,6 +103,10 @@ read x < $f; rm $f`,
 			t.Errorf("skip reason %q", r.Reason)
 		}
 	}
+	// The mapping's writeback told the boundaries to look for mappings.
+	if _, err := os.Stat(filepath.Join(w.store, "mapped-writes")); err != nil {
+		t.Errorf("after a mapping was written back: %v", err)
+	}
 }
 
 func TestOutsideWritesAreRecorded(t *testing.T) {

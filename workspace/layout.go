@@ -53,6 +53,11 @@ func (l Layout) DaemonLog() string   { return filepath.Join(string(l), "daemon.l
 func (l Layout) NodeJournal() string { return filepath.Join(string(l), "nodes.journal") }
 func (l Layout) OpenWindows() string { return filepath.Join(string(l), "open-windows.json") }
 
+// MappedWrites exists once the daemon has served a write from the page
+// cache (a shared memory mapping written back): from then on a boundary's
+// client looks for mappings to wait for (syncMount).
+func (l Layout) MappedWrites() string { return filepath.Join(string(l), "mapped-writes") }
+
 // HookLog is where agent hooks report problems; AgentSettings the
 // settings file ckfs agent NAME passes to the agent for one run.
 func (l Layout) HookLog() string { return filepath.Join(string(l), "hook.log") }
