@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ckfs-dev/ckfs/internal/proc"
 	"golang.org/x/sys/unix"
 )
 
@@ -119,29 +120,8 @@ func children(pid int) []int {
 // init or unknown.
 func Near() []int {
 	parent := os.Getppid()
-	if gp := parentOf(parent); gp > 1 {
+	if _, gp, err := (proc.System{}).Parent(parent); err == nil && gp > 1 {
 		return []int{gp}
 	}
 	return []int{parent}
-}
-
-// parentOf reads pid's parent from /proc/PID/stat (0 if unknown). The
-// command name in parentheses may hold spaces and parentheses: the fields
-// after it start after the last ')'.
-func parentOf(pid int) int {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 2 {
-		return 0
-	}
-	p, _ := strconv.Atoi(f[1])
-	return p
 }
