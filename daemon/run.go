@@ -55,6 +55,7 @@ func RunWorker(ctx context.Context, o Options, ready io.Writer, succ Succession)
 	if err != nil {
 		return err
 	}
+	trimBinaryPages() // what starting ran stays mapped otherwise
 	d.stopServing(d.serve(ctx))
 	return nil
 }

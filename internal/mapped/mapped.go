@@ -28,8 +28,8 @@ func Flush(dev uint64, roots []int) int {
 			continue
 		}
 		for line := range strings.Lines(string(b)) {
-			if m, ok := parseLine(line); ok && m.dev == dev && m.sharedWritable {
-				files[m.ino] = m.path
+			if m, ok := ParseLine(line); ok && m.Dev == dev && m.SharedWritable() {
+				files[m.Ino] = m.Path
 			}
 		}
 	}

@@ -9,20 +9,24 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// mapping is one line of /proc/PID/maps:
+// Mapping is one file mapping, a line of /proc/PID/maps:
 //
 //	7f1c2a000000-7f1c2a001000 rw-s 00000000 00:2b 1234    /repo/data.bin
-type mapping struct {
-	sharedWritable bool
-	dev, ino       uint64
-	path           string
+type Mapping struct {
+	Start, End uint64 // the address range, End exclusive
+	Perms      string // "rw-s": read, write, execute, shared or private
+	Dev, Ino   uint64
+	Path       string
 }
 
-// parseLine reads one line of /proc/PID/maps; ok is false for a line that
+// SharedWritable reports whether writes through the mapping reach the file.
+func (m Mapping) SharedWritable() bool { return m.Perms[1] == 'w' && m.Perms[3] == 's' }
+
+// ParseLine reads one line of /proc/PID/maps; ok is false for a line that
 // is not a file mapping (anonymous memory, [heap], [stack]) or malformed.
 // The path is the rest of the line after the inode, spaces included; a
 // deleted file's " (deleted)" mark makes it no file mapping.
-func parseLine(line string) (m mapping, ok bool) {
+func ParseLine(line string) (m Mapping, ok bool) {
 	line = strings.TrimRight(line, "\n")
 	rest := line
 	var f [5]string
@@ -38,18 +42,21 @@ func parseLine(line string) (m mapping, ok bool) {
 	if !strings.HasPrefix(path, "/") || strings.HasSuffix(path, " (deleted)") {
 		return m, false
 	}
-	perms := f[1]
-	majS, minS, found := strings.Cut(f[3], ":")
-	major, err1 := strconv.ParseUint(majS, 16, 32)
-	minor, err2 := strconv.ParseUint(minS, 16, 32)
-	ino, err3 := strconv.ParseUint(f[4], 10, 64)
-	if len(perms) != 4 || !found || err1 != nil || err2 != nil || err3 != nil || ino == 0 {
+	startS, endS, okR := strings.Cut(f[0], "-")
+	start, err0 := strconv.ParseUint(startS, 16, 64)
+	end, err1 := strconv.ParseUint(endS, 16, 64)
+	majS, minS, okD := strings.Cut(f[3], ":")
+	major, err2 := strconv.ParseUint(majS, 16, 32)
+	minor, err3 := strconv.ParseUint(minS, 16, 32)
+	ino, err4 := strconv.ParseUint(f[4], 10, 64)
+	if !okR || !okD || len(f[1]) != 4 || end <= start || ino == 0 ||
+		err0 != nil || err1 != nil || err2 != nil || err3 != nil || err4 != nil {
 		return m, false
 	}
-	return mapping{
-		sharedWritable: perms[1] == 'w' && perms[3] == 's',
-		dev:            unix.Mkdev(uint32(major), uint32(minor)),
-		ino:            ino,
-		path:           path,
+	return Mapping{
+		Start: start, End: end, Perms: f[1],
+		Dev:  unix.Mkdev(uint32(major), uint32(minor)),
+		Ino:  ino,
+		Path: path,
 	}, true
 }

@@ -12,26 +12,33 @@ import (
 func TestParseLine(t *testing.T) {
 	for _, c := range []struct {
 		line string
-		want mapping
+		want Mapping
 		ok   bool
 	}{
 		{"7f1c2a000000-7f1c2a001000 rw-s 00000000 00:2b 1234                       /repo/data.bin\n",
-			mapping{true, unix.Mkdev(0, 0x2b), 1234, "/repo/data.bin"}, true},
+			Mapping{0x7f1c2a000000, 0x7f1c2a001000, "rw-s", unix.Mkdev(0, 0x2b), 1234, "/repo/data.bin"}, true},
 		{"7f1c2a000000-7f1c2a001000 r--s 00000000 00:2b 1234 /repo/a b.bin",
-			mapping{false, unix.Mkdev(0, 0x2b), 1234, "/repo/a b.bin"}, true},
-		{"7f1c2a000000-7f1c2a001000 rw-p 00001000 fd:01 77 /usr/lib/libc.so.6",
-			mapping{false, unix.Mkdev(0xfd, 1), 77, "/usr/lib/libc.so.6"}, true},
-		{"7f1c2a000000-7f1c2a001000 rw-s 00000000 00:2b 1234 /repo/gone.bin (deleted)", mapping{}, false},
-		{"55d0c1a0f000-55d0c1a30000 rw-p 00000000 00:00 0                          [heap]", mapping{}, false},
-		{"7ffd1c9e5000-7ffd1c9e7000 r-xp 00000000 00:00 0 [vdso]", mapping{}, false},
-		{"7f1c2a000000-7f1c2a001000 rw-p 00000000 00:00 0 ", mapping{}, false},
-		{"garbage", mapping{}, false},
-		{"a b c zz:01 5 /x", mapping{}, false},
+			Mapping{0x7f1c2a000000, 0x7f1c2a001000, "r--s", unix.Mkdev(0, 0x2b), 1234, "/repo/a b.bin"}, true},
+		{"00400000-00a00000 r-xp 00000000 fd:01 77 /usr/bin/ckfs",
+			Mapping{0x400000, 0xa00000, "r-xp", unix.Mkdev(0xfd, 1), 77, "/usr/bin/ckfs"}, true},
+		{"7f1c2a000000-7f1c2a001000 rw-s 00000000 00:2b 1234 /repo/gone.bin (deleted)", Mapping{}, false},
+		{"55d0c1a0f000-55d0c1a30000 rw-p 00000000 00:00 0                          [heap]", Mapping{}, false},
+		{"7ffd1c9e5000-7ffd1c9e7000 r-xp 00000000 00:00 0 [vdso]", Mapping{}, false},
+		{"7f1c2a000000-7f1c2a001000 rw-p 00000000 00:00 0 ", Mapping{}, false},
+		{"7f1c2a001000-7f1c2a000000 rw-s 00000000 00:2b 1234 /repo/backwards", Mapping{}, false},
+		{"garbage", Mapping{}, false},
+		{"a b c zz:01 5 /x", Mapping{}, false},
 	} {
-		got, ok := parseLine(c.line)
+		got, ok := ParseLine(c.line)
 		if ok != c.ok || (ok && got != c.want) {
-			t.Errorf("parseLine(%q) = %+v, %v; want %+v, %v", c.line, got, ok, c.want, c.ok)
+			t.Errorf("ParseLine(%q) = %+v, %v; want %+v, %v", c.line, got, ok, c.want, c.ok)
 		}
+	}
+	if m, _ := ParseLine("7f1c2a000000-7f1c2a001000 rw-s 00000000 00:2b 1234 /a"); !m.SharedWritable() {
+		t.Error("rw-s is shared and writable")
+	}
+	if m, _ := ParseLine("7f1c2a000000-7f1c2a001000 rw-p 00000000 00:2b 1234 /a"); m.SharedWritable() {
+		t.Error("rw-p is private")
 	}
 }
 
@@ -39,13 +46,14 @@ func FuzzParseLine(f *testing.F) {
 	f.Add("7f1c2a000000-7f1c2a001000 rw-s 00000000 00:2b 1234 /repo/data.bin\n")
 	f.Add("55d0c1a0f000-55d0c1a30000 rw-p 00000000 00:00 0 [heap]")
 	f.Fuzz(func(t *testing.T, line string) {
-		m, ok := parseLine(line)
+		m, ok := ParseLine(line)
 		if !ok {
 			return
 		}
-		if !strings.HasPrefix(m.path, "/") || m.ino == 0 || !strings.Contains(line, m.path) {
-			t.Fatalf("parseLine(%q) = %+v", line, m)
+		if !strings.HasPrefix(m.Path, "/") || m.Ino == 0 || m.End <= m.Start || len(m.Perms) != 4 || !strings.Contains(line, m.Path) {
+			t.Fatalf("ParseLine(%q) = %+v", line, m)
 		}
+		m.SharedWritable()
 	})
 }
 
