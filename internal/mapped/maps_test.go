@@ -53,7 +53,9 @@ func FuzzParseLine(f *testing.F) {
 		if !strings.HasPrefix(m.Path, "/") || m.Ino == 0 || m.End <= m.Start || len(m.Perms) != 4 || !strings.Contains(line, m.Path) {
 			t.Fatalf("ParseLine(%q) = %+v", line, m)
 		}
-		m.SharedWritable()
+		if m.SharedWritable() != (m.Perms[1] == 'w' && m.Perms[3] == 's') {
+			t.Fatalf("SharedWritable of %q", m.Perms)
+		}
 	})
 }
 
