@@ -49,6 +49,14 @@ f = open("m.bin", "r+b"); m = mmap.mmap(f.fileno(), 0); m[0:6] = b"MAPPED"
 open(sys.argv[1], "w").write("ready\n"); time.sleep(0.5)' $f >/dev/null 2>&1 &
 read x < $f; rm $f`,
 			map[string][2]string{"m.bin": {"mapped file\n", "MAPPED file\n"}}},
+		// Again, now that the store has seen a mapping written back: the
+		// boundary finds the mapping (a background job of the test's
+		// session whose shell has exited) and waits for its pages.
+		{"mmap write again", `f=$(mktemp -u); mkfifo $f; python3 -c 'import mmap, sys, time
+f = open("m.bin", "r+b"); m = mmap.mmap(f.fileno(), 0); m[7:11] = b"FILE"
+open(sys.argv[1], "w").write("ready\n"); time.sleep(0.5)' $f >/dev/null 2>&1 &
+read x < $f; rm $f`,
+			map[string][2]string{"m.bin": {"MAPPED file\n", "MAPPED FILE\n"}}},
 		{"sed -i", `sed -i 's/hello/HELLO/' a.txt`,
 			map[string][2]string{"a.txt": {"hello\nworld\n", "HELLO\nworld\n"}}},
 		{"perl -pi", `perl -pi -e 's/world/WORLD/' a.txt`,

@@ -102,14 +102,44 @@ func children(pid int) []int {
 	return out
 }
 
-// Near returns the roots a boundary client looks under: its grandparent
-// (an agent, whose tool processes and hook shells are its descendants, or
-// the terminal a user typed in), or its parent where the grandparent is
-// init or unknown.
+// Near returns the processes a boundary client looks under: its
+// grandparent (an agent, whose tool processes and hook shells are its
+// descendants, or the terminal a user typed in; its parent where the
+// grandparent is init or unknown), and every process of the caller's
+// session: a tool's background job outlives the shell that started it and
+// is then no one's descendant, but it keeps the session.
 func Near() []int {
-	parent := os.Getppid()
-	if _, gp, err := (proc.System{}).Parent(parent); err == nil && gp > 1 {
-		return []int{gp}
+	root := os.Getppid()
+	if _, gp, err := (proc.System{}).Parent(root); err == nil && gp > 1 {
+		root = gp
 	}
-	return []int{parent}
+	return append([]int{root}, session()...)
+}
+
+// session lists the other processes of the caller's session, at most
+// maxProcs.
+func session() []int {
+	me, err := unix.Getsid(0)
+	if err != nil {
+		return nil
+	}
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	self := os.Getpid()
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		if sid, err := unix.Getsid(pid); err == nil && sid == me {
+			out = append(out, pid)
+			if len(out) == maxProcs {
+				break
+			}
+		}
+	}
+	return out
 }

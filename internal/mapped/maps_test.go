@@ -3,6 +3,9 @@
 package mapped
 
 import (
+	"os/exec"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -81,4 +84,22 @@ func BenchmarkFlushNear(b *testing.B) {
 		Flush(1, Near())
 	}
 	b.ReportMetric(float64(len(subtree(Near(), maxProcs))), "procs")
+}
+
+// A process of the caller's session that is no descendant of its
+// grandparent (a background job whose shell exited) is near.
+func TestNearHasTheSession(t *testing.T) {
+	c := exec.Command("sh", "-c", "sleep 30 >/dev/null 2>&1 & echo $!")
+	out, err := c.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphan, _ := strconv.Atoi(strings.TrimSpace(string(out)))
+	defer unix.Kill(orphan, unix.SIGKILL)
+	if slices.Contains(subtree([]int{unix.Getpid()}, maxProcs), orphan) {
+		t.Fatalf("the orphan %d is still this process's descendant: the test cannot tell", orphan)
+	}
+	if !slices.Contains(subtree(Near(), maxProcs), orphan) {
+		t.Errorf("the orphaned background job %d is not near", orphan)
+	}
 }
