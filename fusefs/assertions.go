@@ -5,7 +5,6 @@ import "github.com/hanwen/go-fuse/v2/fs"
 // Every operation the passthrough intercepts, checked at compile time. The
 // rest are the loopback's, promoted unchanged.
 var (
-	_ fs.NodeWrapChilder     = (*node)(nil)
 	_ fs.NodeOpener          = (*node)(nil)
 	_ fs.NodeCreater         = (*node)(nil)
 	_ fs.NodeMkdirer         = (*node)(nil)

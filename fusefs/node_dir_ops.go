@@ -124,7 +124,7 @@ func (n *node) Link(ctx context.Context, target fs.InodeEmbedder, name string, o
 	}
 	defer done()
 	if t, ok := target.(*node); ok {
-		target = t.LoopbackNode
+		target = &t.LoopbackNode
 	}
 	in, errno := n.LoopbackNode.Link(ctx, target, name, out)
 	if errno == 0 {
@@ -162,7 +162,7 @@ func (n *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 	if n.fsys.journaled() {
 		moving, over = n.GetChild(name), np.GetChild(newName)
 	}
-	errno := n.LoopbackNode.Rename(ctx, name, np.LoopbackNode, newName, flags)
+	errno := n.LoopbackNode.Rename(ctx, name, &np.LoopbackNode, newName, flags)
 	if errno == 0 {
 		n.fsys.hooks.Renamed(src, dst, exchange)
 		n.fsys.moved(moving, np, newName)

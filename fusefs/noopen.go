@@ -3,6 +3,7 @@ package fusefs
 import (
 	"context"
 	"os"
+	"sync"
 	"sync/atomic"
 	"syscall"
 
@@ -83,17 +84,57 @@ func (r *noOpen) Write(cancel <-chan struct{}, in *fuse.WriteIn, data []byte) (u
 }
 
 // pinned is a node's backing file kept open once no path may lead to it.
-// A node holds a pointer to one only while pinned: most nodes never are,
-// and every node the kernel knows costs memory.
 type pinned struct {
 	f  *os.File         // the pinned file
 	lf *fs.LoopbackFile // f as a handle (for Getattr and Setattr)
 	fd int              // f's descriptor
 }
 
+// pins are the pinned files, by node. They live beside the nodes, not in
+// them: most nodes are never pinned, and every node the kernel knows
+// costs memory while it knows it.
+type pins struct {
+	count atomic.Int64 // how many: while none, no lookup is made
+	m     sync.Map     // *node → *pinned
+}
+
+// of returns n's pinned file, or nil.
+func (p *pins) of(n *node) *pinned {
+	if p.count.Load() == 0 {
+		return nil
+	}
+	if v, ok := p.m.Load(n); ok {
+		return v.(*pinned)
+	}
+	return nil
+}
+
+// add pins v for n, unless n is pinned already; it says whether it did.
+func (p *pins) add(n *node, v *pinned) bool {
+	p.count.Add(1) // first, so that of never skips a stored pin
+	if _, loaded := p.m.LoadOrStore(n, v); loaded {
+		p.count.Add(-1)
+		return false
+	}
+	return true
+}
+
+// drop unpins n and returns what was pinned, or nil.
+func (p *pins) drop(n *node) *pinned {
+	if p.count.Load() == 0 {
+		return nil
+	}
+	v, ok := p.m.LoadAndDelete(n)
+	if !ok {
+		return nil
+	}
+	p.count.Add(-1)
+	return v.(*pinned)
+}
+
 // pinnedFd returns the node's pinned descriptor, or -1.
 func (n *node) pinnedFd() int {
-	if p := n.pin.Load(); p != nil {
+	if p := n.fsys.pins.of(n); p != nil {
 		return p.fd
 	}
 	return -1
@@ -103,7 +144,7 @@ func (n *node) pinnedFd() int {
 // to the node any more, so no request can name it.
 func (n *node) OnForget() {
 	n.fsys.journal.add('F', n.fsys.nodeID(n.EmbeddedInode()), 0, 0, 0, "")
-	if p := n.pin.Swap(nil); p != nil {
+	if p := n.fsys.pins.drop(n); p != nil {
 		p.f.Close()
 	}
 	n.fsys.wfds.forget(n)
@@ -135,7 +176,7 @@ func (n *node) pinChild(name string) {
 	if !ok {
 		return
 	}
-	if c.pin.Load() != nil {
+	if c.fsys.pins.of(c) != nil {
 		return
 	}
 	fd, same, errno := c.openByPath(unix.O_RDWR)
@@ -150,7 +191,7 @@ func (n *node) pinChild(name string) {
 		return
 	}
 	f := os.NewFile(uintptr(fd), "pinned")
-	if !c.pin.CompareAndSwap(nil, &pinned{f: f, lf: fs.NewLoopbackFileFromOS(f), fd: fd}) {
+	if !c.fsys.pins.add(c, &pinned{f: f, lf: fs.NewLoopbackFileFromOS(f), fd: fd}) {
 		f.Close() // pinned meanwhile by a racing unlink or rename
 	}
 }
@@ -309,7 +350,7 @@ func (n *node) Allocate(ctx context.Context, f fs.FileHandle, off, size uint64, 
 // pinnedFile is the pinned file as a handle the loopback's Getattr and
 // Setattr take, or nil. It is never released: the pin owns it.
 func (n *node) pinnedFile() fs.FileHandle {
-	if p := n.pin.Load(); p != nil {
+	if p := n.fsys.pins.of(n); p != nil {
 		return p.lf
 	}
 	return nil

@@ -17,8 +17,9 @@ import (
 // writeFdsMax stay open; a node's is closed when it is forgotten, evicted,
 // or its path no longer leads to its file (replaced behind the mount).
 type writeFds struct {
-	mu  sync.Mutex
-	lru list.List // of *writeFd, most recently used first
+	mu     sync.Mutex
+	lru    list.List          // of *writeFd, most recently used first
+	byNode map[*node]*writeFd // the kept descriptor of each node that has one
 }
 
 // writeFdsMax bounds the descriptors kept open for writes.
@@ -38,7 +39,7 @@ type writeFd struct {
 // descriptor holds; where it does not, or none is kept, it opens one.
 func (c *writeFds) acquire(n *node) (int, func(), syscall.Errno) {
 	c.mu.Lock()
-	w := n.wfd
+	w := c.byNode[n]
 	if w != nil {
 		w.refs++
 		c.lru.MoveToFront(w.elem)
@@ -62,16 +63,18 @@ func (c *writeFds) acquire(n *node) (int, func(), syscall.Errno) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if n.wfd != nil && !n.wfd.evicted {
+	if w := c.byNode[n]; w != nil && !w.evicted {
 		// Another request kept one meanwhile: use it.
 		unix.Close(fd)
-		w := n.wfd
 		w.refs++
 		return w.fd, func() { c.release(w) }, 0
 	}
 	w = &writeFd{n: n, fd: fd, refs: 1}
 	w.elem = c.lru.PushFront(w)
-	n.wfd = w
+	if c.byNode == nil {
+		c.byNode = make(map[*node]*writeFd)
+	}
+	c.byNode[n] = w
 	for c.lru.Len() > writeFdsMax {
 		c.evict(c.lru.Back().Value.(*writeFd))
 	}
@@ -92,8 +95,8 @@ func (c *writeFds) release(w *writeFd) {
 func (c *writeFds) forget(n *node) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if n.wfd != nil {
-		c.evict(n.wfd)
+	if w := c.byNode[n]; w != nil {
+		c.evict(w)
 	}
 }
 
@@ -105,8 +108,8 @@ func (c *writeFds) evict(w *writeFd) {
 	}
 	w.evicted = true
 	c.lru.Remove(w.elem)
-	if w.n.wfd == w {
-		w.n.wfd = nil
+	if c.byNode[w.n] == w {
+		delete(c.byNode, w.n)
 	}
 	if w.refs == 0 {
 		unix.Close(w.fd)

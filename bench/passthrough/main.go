@@ -621,16 +621,21 @@ func memoryRow(work string, n int) (int, string) {
 		}
 	}
 	status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	kb := -1
+	kb, anon, file := -1, -1, -1
 	for _, l := range strings.Split(string(status), "\n") {
-		if strings.HasPrefix(l, "VmHWM:") {
-			fmt.Sscanf(strings.TrimPrefix(l, "VmHWM:"), "%d", &kb)
+		for _, f := range []struct {
+			key string
+			to  *int
+		}{{"VmHWM:", &kb}, {"RssAnon:", &anon}, {"RssFile:", &file}} {
+			if strings.HasPrefix(l, f.key) {
+				fmt.Sscanf(strings.TrimPrefix(l, f.key), "%d", f.to)
+			}
 		}
 	}
 	if kb < 0 {
 		benchkit.Fatalf("no peak RSS for daemon %d in /proc (status --json said %q)", pid, out)
 	}
-	return kb, fmt.Sprintf("Daemon peak RSS after walking (lstat) %d entries of a %d-file tree: %d kB", count, n, kb)
+	return kb, fmt.Sprintf("Daemon peak RSS after walking (lstat) %d entries of a %d-file tree: %d kB (now %d kB anonymous, %d kB file pages)", count, n, kb, anon, file)
 }
 
 func sh(cmd string) string {
