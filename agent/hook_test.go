@@ -19,9 +19,14 @@ func FuzzHookInput(f *testing.F) {
 	f.Add([]byte(`{"session_id":"s","cwd":"/r","hook_event_name":"UserPromptSubmit","prompt":"fix it\nplease"}`))
 	f.Add([]byte(`{"session_id":"s","cwd":"/r","hook_event_name":"PostToolUse","tool_use_id":"call_1","turn_id":"t1","model":"gpt-5-codex","tool_response":{"exit_code":0}}`))
 	f.Add([]byte(`{"cwd":"relative","hook_event_name":"SessionStart"}`))
+	f.Add([]byte(`{"cwd":"/r","hook_event_name":"PreToolUse","tool_use_id":"` + strings.Repeat("a", 5000) + `\nforged line"}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		in, err := ParseHookInput(b)
 		if err != nil {
+			// hook.log gets one short line, whatever the input holds.
+			if msg := err.Error(); strings.Contains(msg, "\n") || len(msg) > 512 {
+				t.Fatalf("error of %d bytes, or over more than one line: %q", len(msg), msg)
+			}
 			return
 		}
 		if in.Event == "" || !strings.HasPrefix(in.Cwd, "/") {

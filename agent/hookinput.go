@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/ckfs-dev/ckfs/session"
@@ -45,24 +46,33 @@ func ParseHookInput(b []byte) (*HookInput, error) {
 		return nil, errors.New("hook input without hook_event_name")
 	}
 	if in.Cwd == "" || !strings.HasPrefix(in.Cwd, "/") {
-		return nil, fmt.Errorf("hook input: cwd %q is not an absolute path", in.Cwd)
+		return nil, fmt.Errorf("hook input: cwd %s is not an absolute path", brief(in.Cwd))
 	}
 	if in.SessionID != "" && !session.ValidID(in.SessionID) {
-		return nil, fmt.Errorf("hook input: session_id %q is not a valid id", in.SessionID)
+		return nil, fmt.Errorf("hook input: session_id %s is not a valid id", brief(in.SessionID))
 	}
 	if in.TranscriptPath != "" && !strings.HasPrefix(in.TranscriptPath, "/") {
-		return nil, fmt.Errorf("hook input: transcript_path %q is not absolute", in.TranscriptPath)
+		return nil, fmt.Errorf("hook input: transcript_path %s is not absolute", brief(in.TranscriptPath))
 	}
 	if in.AgentID != "" && !session.ValidID(in.AgentID) {
-		return nil, fmt.Errorf("hook input: agent_id %q is not a valid id", in.AgentID)
+		return nil, fmt.Errorf("hook input: agent_id %s is not a valid id", brief(in.AgentID))
 	}
 	switch in.Event {
 	case "PreToolUse", "PostToolUse", "PostToolUseFailure":
 		if in.ToolUseID == "" || len(in.ToolUseID) > 256 || strings.ContainsAny(in.ToolUseID, "\x00\n") {
-			return nil, fmt.Errorf("hook input: %s with tool_use_id %q", in.Event, in.ToolUseID)
+			return nil, fmt.Errorf("hook input: %s with tool_use_id %s", brief(in.Event), brief(in.ToolUseID))
 		}
 	}
 	return &in, nil
+}
+
+// brief quotes a field of hook input for an error message, cut to its
+// first 100 bytes: whatever the input holds, hook.log gets one short line.
+func brief(s string) string {
+	if len(s) <= 100 {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(strings.ToValidUTF8(s[:100], "")), len(s))
 }
 
 // ToolLabel is a one-line description of a tool call for ckfs log: the
