@@ -40,6 +40,7 @@ var (
 	maxRSS       = flag.Int("max-rss-kb", 0, "fail if the daemon's peak RSS after the -memfiles walk is over this many KiB (0: never); CI's guard against a large memory regression")
 	cPassthrough = flag.String("c-passthrough", "", "libfuse's passthrough_ll binary (bench/cpassthrough builds it from Debian's libfuse3-dev examples): adds its column, run with -o cache=always, the fastest of its cache modes")
 	ioPassthru   = flag.Bool("ckfs-io-passthrough", false, "add a column: ckfs mounted with --io passthrough (a request per open, kernel passthrough), no window")
+	tree         = flag.String("tree", "", "a tarball (tar, or tar.gz) of the tree the rows work on, holding src/ at its top (default: Go's src, from the go command's GOROOT); bench/device carries one to a machine without Go")
 	baseBin      = flag.String("ckfs-base", "", "another ckfs binary, run as two more columns, \"ckfs base, no window\" and \"ckfs base, in a window\" (a before/after comparison)")
 )
 
@@ -77,15 +78,21 @@ func main() {
 	benchkit.Check(err)
 	defer os.RemoveAll(work)
 	benchkit.OnFail(func() { os.RemoveAll(work) }) // the last cleanup: after every unmount
-	tarball := filepath.Join(work, "src.tar")
-	sh("tar cf " + tarball + " -C " + benchkit.GoRoot() + " src")
+	tarball := *tree
+	if tarball == "" {
+		tarball = filepath.Join(work, "src.tar")
+		sh("tar cf " + tarball + " -C " + benchkit.GoRoot() + " src")
+	}
 	files := strings.Count(sh("tar tf "+tarball), "\n")
 	configs := columnsFromFlags()
 	modSrc := filepath.Join(work, "module")
-	here, _ := filepath.Abs(".")
-	benchkit.Check(os.Mkdir(modSrc, 0o755))
-	sh(fmt.Sprintf("cd %s && git ls-files -z | xargs -0 cp --parents -t %s", here, modSrc))
 	workloads := benchkit.Select(rows(tarball, files, modSrc), *only, func(w workload) string { return w.name })
+	if slices.ContainsFunc(workloads, func(w workload) bool { return strings.HasPrefix(w.name, "go ") }) {
+		// The build rows build this module: a copy of its tracked files.
+		here, _ := filepath.Abs(".")
+		benchkit.Check(os.Mkdir(modSrc, 0o755))
+		sh(fmt.Sprintf("cd %s && git ls-files -z | xargs -0 cp --parents -t %s", here, modSrc))
+	}
 	res := measure(work, tarball, configs, workloads)
 	printTable(configs, workloads, res)
 	if *memFiles > 0 {

@@ -111,7 +111,7 @@ func Select[T any](items []T, patterns string, name func(T) string) []T {
 	var keep []T
 	for _, it := range items {
 		for _, p := range strings.Split(patterns, ",") {
-			if strings.Contains(name(it), p) {
+			if p != "" && strings.Contains(name(it), p) {
 				keep = append(keep, it)
 				break
 			}
