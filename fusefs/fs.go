@@ -233,7 +233,7 @@ func (f *FS) server(o Options) (*fs.Options, fuse.RawFileSystem) {
 	if f.journal != nil {
 		// A successor may be asked again for what this daemon did.
 		f.gate = newOpGate()
-		raw = &resent{RawFileSystem: raw, gate: f.gate, after: o.AfterDirOp}
+		raw = &resent{RawFileSystem: raw, gate: f.gate, after: o.AfterDirOp, journal: f.journal}
 	}
 	return opts, raw
 }

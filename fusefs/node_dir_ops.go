@@ -27,7 +27,7 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs
 	}
 	in, errno := n.LoopbackNode.Lookup(ctx, name, out)
 	if errno == 0 {
-		n.handed(name, in)
+		n.handed(ctx, name, in)
 	}
 	return in, errno
 }
@@ -40,7 +40,7 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	defer done()
 	in, errno := n.LoopbackNode.Mkdir(ctx, name, mode, out)
 	if errno == 0 {
-		n.handed(name, in)
+		n.handed(ctx, name, in)
 	}
 	if errno == 0 && mode&0o7000 != 0 {
 		// os.Mkdir drops setuid/setgid/sticky; restore the exact mode.
@@ -64,7 +64,7 @@ func (n *node) Mknod(ctx context.Context, name string, mode, rdev uint32, out *f
 	defer done()
 	in, errno := n.LoopbackNode.Mknod(ctx, name, mode, rdev, out)
 	if errno == 0 {
-		n.handed(name, in)
+		n.handed(ctx, name, in)
 	}
 	return in, errno
 }
@@ -112,7 +112,7 @@ func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.Entry
 	defer done()
 	in, errno := n.LoopbackNode.Symlink(ctx, target, name, out)
 	if errno == 0 {
-		n.handed(name, in)
+		n.handed(ctx, name, in)
 	}
 	return in, errno
 }
@@ -128,7 +128,7 @@ func (n *node) Link(ctx context.Context, target fs.InodeEmbedder, name string, o
 	}
 	in, errno := n.LoopbackNode.Link(ctx, target, name, out)
 	if errno == 0 {
-		n.handed(name, in)
+		n.handed(ctx, name, in)
 	}
 	return in, errno
 }

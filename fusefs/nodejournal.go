@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -40,8 +42,19 @@ import (
 // Counting more than the kernel holds is harmless (a node kept a little
 // longer); counting less would make go-fuse refuse the kernel's FORGET, so
 // every record is written before the operation it reports is answered.
+//
+// A READDIRPLUS hands out a node for every entry it lists: those records
+// are gathered while the listing is made and written at once, before its
+// reply (one write a listing instead of one an entry: a walk of a large
+// tree spent an eighth of the daemon's time in those writes, and on many
+// cores the writes of concurrent listings queue on the journal's inode).
 type nodeJournal struct {
-	f *os.File
+	f io.Writer // the journal file (a counting writer in tests)
+	// listings are the records of the READDIRPLUS requests in flight, by
+	// the request's cancel channel (unique while it is in flight; the
+	// lookups of its entries see it in their context).
+	mu       sync.RWMutex
+	listings map[<-chan struct{}]*[]byte
 }
 
 // OpenNodeJournal opens the node journal at path for appending; fresh
@@ -65,14 +78,78 @@ func (j *nodeJournal) add(op byte, id, parent uint64, mode uint32, count uint32,
 	// On the request path: a buffer on the stack for any name a
 	// directory entry can have (255 bytes), one write.
 	var buf [27 + 256]byte
-	b := append(buf[:0], op)
+	j.f.Write(appendRecord(buf[:0], op, id, parent, mode, count, name))
+}
+
+// appendRecord appends one record to b.
+func appendRecord(b []byte, op byte, id, parent uint64, mode uint32, count uint32, name string) []byte {
+	b = append(b, op)
 	b = binary.LittleEndian.AppendUint64(b, id)
 	b = binary.LittleEndian.AppendUint64(b, parent)
 	b = binary.LittleEndian.AppendUint32(b, mode)
 	b = binary.LittleEndian.AppendUint32(b, count)
 	b = binary.LittleEndian.AppendUint16(b, uint16(min(len(name), 0xffff)))
-	b = append(b, name...)
-	j.f.Write(b)
+	return append(b, name...)
+}
+
+// listingBufs are the buffers listings gather their records in.
+var listingBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// beginListing starts gathering the records of the READDIRPLUS whose
+// cancel channel is given; endListing writes them.
+func (j *nodeJournal) beginListing(cancel <-chan struct{}) {
+	if j == nil || j.f == nil || cancel == nil {
+		return
+	}
+	b := listingBufs.Get().(*[]byte)
+	*b = (*b)[:0]
+	j.mu.Lock()
+	if j.listings == nil {
+		j.listings = make(map[<-chan struct{}]*[]byte)
+	}
+	j.listings[cancel] = b
+	j.mu.Unlock()
+}
+
+// endListing writes what the listing gathered, in one write, before its
+// reply leaves.
+func (j *nodeJournal) endListing(cancel <-chan struct{}) {
+	if j == nil || j.f == nil || cancel == nil {
+		return
+	}
+	j.mu.Lock()
+	b := j.listings[cancel]
+	delete(j.listings, cancel)
+	j.mu.Unlock()
+	if b == nil {
+		return
+	}
+	if len(*b) > 0 {
+		j.f.Write(*b)
+	}
+	if cap(*b) <= 1<<20 {
+		listingBufs.Put(b)
+	}
+}
+
+// addHanded records a node handed out while serving the request whose
+// context is ctx: gathered with its listing's other records if the
+// request is a READDIRPLUS, written at once otherwise. A listing is
+// served by one goroutine, so its buffer needs no lock of its own.
+func (j *nodeJournal) addHanded(ctx context.Context, id, parent uint64, mode uint32, name string) {
+	if j == nil || j.f == nil {
+		return
+	}
+	if fc, ok := ctx.(*fuse.Context); ok && fc.Cancel != nil {
+		j.mu.RLock()
+		b := j.listings[fc.Cancel]
+		j.mu.RUnlock()
+		if b != nil {
+			*b = appendRecord(*b, 'L', id, parent, mode, 1, name)
+			return
+		}
+	}
+	j.add('L', id, parent, mode, 1, name)
 }
 
 // nodeID is the id the kernel knows in for.
@@ -83,10 +160,11 @@ func (f *FS) nodeID(in *fs.Inode) uint64 {
 	return in.StableAttr().Ino
 }
 
-// handed records that child, named name in n, was handed to the kernel.
-func (n *node) handed(name string, child *fs.Inode) {
+// handed records that child, named name in n, was handed to the kernel
+// by the request whose context is ctx.
+func (n *node) handed(ctx context.Context, name string, child *fs.Inode) {
 	if child != nil && !n.fsys.restoring {
-		n.fsys.journal.add('L', n.fsys.nodeID(child), n.fsys.nodeID(n.EmbeddedInode()), child.StableAttr().Mode, 1, name)
+		n.fsys.journal.addHanded(ctx, n.fsys.nodeID(child), n.fsys.nodeID(n.EmbeddedInode()), child.StableAttr().Mode, name)
 	}
 }
 

@@ -33,6 +33,16 @@ type resent struct {
 	// after, if set, is called with a directory operation's name once it
 	// is carried out, before its reply (tests kill the daemon there).
 	after func(op string)
+	// journal records the node ids handed out (nodejournal.go).
+	journal *nodeJournal
+}
+
+// ReadDirPlus writes the journal records of the nodes its listing hands
+// out together, before the reply (nodeJournal).
+func (r *resent) ReadDirPlus(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
+	r.journal.beginListing(cancel)
+	defer r.journal.endListing(cancel)
+	return r.RawFileSystem.ReadDirPlus(cancel, in, out)
 }
 
 func isResend(h *fuse.InHeader) bool { return h.Unique&resendBit != 0 }
