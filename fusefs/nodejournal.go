@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -48,13 +49,19 @@ import (
 // reply (one write a listing instead of one an entry: a walk of a large
 // tree spent an eighth of the daemon's time in those writes, and on many
 // cores the writes of concurrent listings queue on the journal's inode).
+// Every other record but a LOOKUP's is written after what the listings in
+// flight have gathered, so that a node renamed or unlinked after a
+// listing looked it up is replayed in its new state, as when each record
+// was written at once.
 type nodeJournal struct {
 	f io.Writer // the journal file (a counting writer in tests)
 	// listings are the records of the READDIRPLUS requests in flight, by
 	// the request's cancel channel (unique while it is in flight; the
-	// lookups of its entries see it in their context).
-	mu       sync.RWMutex
+	// lookups of its entries see it in their context); inFlight counts
+	// them, so that no other record takes mu while there are none.
+	mu       sync.Mutex
 	listings map[<-chan struct{}]*[]byte
+	inFlight atomic.Int32
 }
 
 // OpenNodeJournal opens the node journal at path for appending; fresh
@@ -78,7 +85,15 @@ func (j *nodeJournal) add(op byte, id, parent uint64, mode uint32, count uint32,
 	// On the request path: a buffer on the stack for any name a
 	// directory entry can have (255 bytes), one write.
 	var buf [27 + 256]byte
-	j.f.Write(appendRecord(buf[:0], op, id, parent, mode, count, name))
+	rec := appendRecord(buf[:0], op, id, parent, mode, count, name)
+	if op != 'L' && j.inFlight.Load() > 0 {
+		j.mu.Lock()
+		defer j.mu.Unlock()
+		for _, b := range j.listings {
+			j.writeGathered(b)
+		}
+	}
+	j.f.Write(rec)
 }
 
 // appendRecord appends one record to b.
@@ -90,6 +105,14 @@ func appendRecord(b []byte, op byte, id, parent uint64, mode uint32, count uint3
 	b = binary.LittleEndian.AppendUint32(b, count)
 	b = binary.LittleEndian.AppendUint16(b, uint16(min(len(name), 0xffff)))
 	return append(b, name...)
+}
+
+// writeGathered writes and empties what a listing gathered; j.mu is held.
+func (j *nodeJournal) writeGathered(b *[]byte) {
+	if len(*b) > 0 {
+		j.f.Write(*b)
+		*b = (*b)[:0]
+	}
 }
 
 // listingBufs are the buffers listings gather their records in.
@@ -104,29 +127,28 @@ func (j *nodeJournal) beginListing(cancel <-chan struct{}) {
 	b := listingBufs.Get().(*[]byte)
 	*b = (*b)[:0]
 	j.mu.Lock()
+	defer j.mu.Unlock()
 	if j.listings == nil {
 		j.listings = make(map[<-chan struct{}]*[]byte)
 	}
 	j.listings[cancel] = b
-	j.mu.Unlock()
+	j.inFlight.Add(1)
 }
 
-// endListing writes what the listing gathered, in one write, before its
-// reply leaves.
+// endListing writes what the listing gathered, before its reply leaves.
 func (j *nodeJournal) endListing(cancel <-chan struct{}) {
 	if j == nil || j.f == nil || cancel == nil {
 		return
 	}
 	j.mu.Lock()
-	b := j.listings[cancel]
-	delete(j.listings, cancel)
-	j.mu.Unlock()
-	if b == nil {
+	defer j.mu.Unlock()
+	b, ok := j.listings[cancel]
+	if !ok {
 		return
 	}
-	if len(*b) > 0 {
-		j.f.Write(*b)
-	}
+	j.writeGathered(b)
+	delete(j.listings, cancel)
+	j.inFlight.Add(-1)
 	if cap(*b) <= 1<<20 {
 		listingBufs.Put(b)
 	}
@@ -134,18 +156,19 @@ func (j *nodeJournal) endListing(cancel <-chan struct{}) {
 
 // addHanded records a node handed out while serving the request whose
 // context is ctx: gathered with its listing's other records if the
-// request is a READDIRPLUS, written at once otherwise. A listing is
-// served by one goroutine, so its buffer needs no lock of its own.
+// request is a READDIRPLUS, written at once otherwise.
 func (j *nodeJournal) addHanded(ctx context.Context, id, parent uint64, mode uint32, name string) {
 	if j == nil || j.f == nil {
 		return
 	}
-	if fc, ok := ctx.(*fuse.Context); ok && fc.Cancel != nil {
-		j.mu.RLock()
+	if fc, ok := ctx.(*fuse.Context); ok && fc.Cancel != nil && j.inFlight.Load() > 0 {
+		j.mu.Lock()
 		b := j.listings[fc.Cancel]
-		j.mu.RUnlock()
 		if b != nil {
 			*b = appendRecord(*b, 'L', id, parent, mode, 1, name)
+		}
+		j.mu.Unlock()
+		if b != nil {
 			return
 		}
 	}

@@ -6,9 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/ckfs-dev/ckfs/internal/testenv"
+	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
 )
 
@@ -80,5 +82,33 @@ func TestListingIsJournaledInOneWrite(t *testing.T) {
 	}
 	if w := cw.n.Load(); w > 10 {
 		t.Errorf("%d writes to the journal for one listing of %d entries", w, files)
+	}
+}
+
+// A node renamed or unlinked after a listing looked it up, before the
+// listing's reply, is replayed in its new state: the listing's gathered
+// records are written before the rename's or the unlink's, as they were
+// when every record was written at once.
+func TestListingRecordsPrecedeLaterChanges(t *testing.T) {
+	b := journalOf(t, func(j *nodeJournal) {
+		cancel := make(chan struct{})
+		ctx := &fuse.Context{Cancel: cancel}
+		j.beginListing(cancel)
+		j.addHanded(ctx, 5, fuse.FUSE_ROOT_ID, syscall.S_IFREG|0o644, "old")
+		j.add('M', 5, fuse.FUSE_ROOT_ID, syscall.S_IFREG|0o644, 0, "new")
+		j.addHanded(ctx, 6, fuse.FUSE_ROOT_ID, syscall.S_IFREG|0o644, "doomed")
+		j.add('U', 6, 0, 0, 0, "")
+		j.addHanded(ctx, 7, fuse.FUSE_ROOT_ID, syscall.S_IFREG|0o644, "kept")
+		j.endListing(cancel)
+	})
+	nodes := readNodeJournal(b)
+	if n := nodes[5]; n == nil || n.name != "new" || n.count != 1 || n.gone {
+		t.Errorf("node renamed after the listing looked it up: %+v, want named new, handed out once", n)
+	}
+	if n := nodes[6]; n == nil || !n.gone || n.count != 1 {
+		t.Errorf("node unlinked after the listing looked it up: %+v, want gone, handed out once", n)
+	}
+	if n := nodes[7]; n == nil || n.name != "kept" || n.count != 1 {
+		t.Errorf("node listed: %+v, want named kept, handed out once", n)
 	}
 }
