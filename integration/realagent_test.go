@@ -47,7 +47,13 @@ func (c *cliRun) agent(args ...string) string {
 	c.w.t.Helper()
 	cmd := exec.Command(ckfsBin, append([]string{"agent", c.name}, args...)...)
 	cmd.Dir = c.w.root
-	cmd.Env = append(append(c.w.env(), "HOME="+c.home), c.env...)
+	// A temporary directory of the run's own: the CLIs leave theirs
+	// behind (OpenCode's $TMPDIR/opencode).
+	tmp := filepath.Join(c.home, "tmp")
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		c.w.t.Fatal(err)
+	}
+	cmd.Env = append(append(c.w.env(), "HOME="+c.home, "TMPDIR="+tmp), c.env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr, cmd.Stdin = &out, &out, strings.NewReader("")
 	if err := cmd.Start(); err != nil {

@@ -29,7 +29,8 @@ func newTerm(t *testing.T, w *workspace, script string) *term {
 	// The server's socket lives in the test's own directory, so it goes
 	// with it even when the server leaves it behind.
 	tm := &term{t: t, socket: filepath.Join(t.TempDir(), "tmux-ckfs-test")}
-	env := append(w.env(), "PATH="+filepath.Dir(ckfsBin)+":"+os.Getenv("PATH"), "TERM=xterm")
+	// less keeps no history in the user's home (~/.lesshst) for a test.
+	env := append(w.env(), "PATH="+filepath.Dir(ckfsBin)+":"+os.Getenv("PATH"), "TERM=xterm", "LESSHISTFILE=-")
 	var exports strings.Builder
 	for _, e := range env {
 		k, v, _ := strings.Cut(e, "=")
