@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"log"
 	"os"
+	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/ckfs-dev/ckfs/fusefs"
@@ -265,5 +267,54 @@ func TestRootExtendedAttributes(t *testing.T) {
 		if err := unix.Removexattr(m.mnt, "user.note"); err != nil {
 			t.Errorf("in place %v: remove the root's attribute: %v", inPlace, err)
 		}
+	}
+}
+
+// A file with no SELinux label answers "not supported" for it (the kernel
+// only asks the daemon when no security module keeps labels), so ls -l,
+// which stops asking a device that does not support labels, asks once for
+// the whole mount instead of once a file. A label that is there reads
+// back, and other attributes keep their answers.
+func TestMissingSecurityLabelIsNotSupported(t *testing.T) {
+	m, reqs := cachedMount(t)
+	for _, name := range []string{"a.txt", "b.txt"} {
+		if err := os.WriteFile(m.path(name), []byte("hello\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	buf := make([]byte, 256)
+	for _, p := range []string{m.mnt, m.path("a.txt")} {
+		if _, err := unix.Lgetxattr(p, "security.selinux", buf); err != unix.EOPNOTSUPP {
+			t.Errorf("%s: security.selinux with no label: %v, want %v", p, err, unix.EOPNOTSUPP)
+		}
+	}
+	if _, err := unix.Lgetxattr(m.path("a.txt"), "user.none", buf); err != unix.ENODATA {
+		t.Errorf("a missing user attribute: %v, want %v", err, unix.ENODATA)
+	}
+	labels := func() int {
+		reqs.mu.Lock()
+		defer reqs.mu.Unlock()
+		n := 0
+		for _, l := range strings.Split(reqs.buf.String(), "\n") {
+			if strings.Contains(l, " GETXATTR ") && strings.Contains(l, "security.selinux") {
+				n++
+			}
+		}
+		return n
+	}
+	before := labels()
+	out, err := exec.Command("ls", "-l", m.mnt).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ls -l: %v\n%s", err, out)
+	}
+	if n := labels() - before; n != 1 {
+		t.Errorf("ls -l of 2 files asked for security.selinux %d times, want once", n)
+	}
+	label := []byte("system_u:object_r:user_home_t:s0")
+	if err := unix.Setxattr(m.path("b.txt"), "security.selinux", label, 0); err != nil {
+		t.Skipf("this kernel does not let security.selinux be set: %v", err)
+	}
+	if n, err := unix.Lgetxattr(m.path("b.txt"), "security.selinux", buf); err != nil || string(buf[:n]) != string(label) {
+		t.Errorf("a label set through the mount reads back %q, %v", buf[:max(n, 0)], err)
 	}
 }
