@@ -174,9 +174,11 @@ func (d *daemon) handle(req workspace.Request) workspace.Reply {
 			d.log.Error("flush before unmount", "err", err)
 		}
 		if err := d.unmount(); err != nil {
-			msg := fmt.Sprintf("unmount %s: %v", d.o.Mountpoint, err)
+			// fusermount's own message spans lines; the processes that
+			// hold the mount say more.
+			msg := fmt.Sprintf("unmount %s: %s", d.o.Mountpoint, strings.Join(strings.Fields(err.Error()), " "))
 			if busy := workspace.BusyProcesses(d.o.Mountpoint); len(busy) > 0 {
-				msg += "; in use by: " + strings.Join(busy, "; ")
+				msg = fmt.Sprintf("unmount %s: still in use by: %s", d.o.Mountpoint, strings.Join(busy, "; "))
 			}
 			return workspace.Reply{Error: msg, Code: workspace.CodeBusy}
 		}

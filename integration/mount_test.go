@@ -51,6 +51,12 @@ func TestUnmountBusy(t *testing.T) {
 	if code != 5 || !strings.Contains(out, "sleep") {
 		t.Fatalf("unmount of a busy workspace: exit %d\n%s", code, out)
 	}
+	// One line says what holds it, not fusermount's message broken
+	// over lines.
+	first := strings.SplitN(out, "\n", 2)[0]
+	if !strings.Contains(first, "still in use by: pid") || strings.Contains(out, "fusermount") {
+		t.Errorf("unmount of a busy workspace does not say in one line what holds it:\n%s", out)
+	}
 }
 
 // In a git repository the rewind consults git status for the paths it
