@@ -32,7 +32,11 @@ func Status(out io.Writer, r *workspace.StatusReport) {
 			fmt.Fprintf(out, "store full %s\n", d.FullLine())
 		}
 	}
-	fmt.Fprintf(out, "store      %s (%s, %s)\n", r.Store, english.Count(r.Objects, "object", "objects"), english.Size(r.StoreBytes))
+	fmt.Fprintf(out, "store      %s (%s; %s on disk", r.Store, english.Count(r.Objects, "object", "objects"), english.Size(r.StoreBytes))
+	if r.ReserveBytes > 0 {
+		fmt.Fprintf(out, ", %s of it held free for a full disk", english.Size(r.ReserveBytes))
+	}
+	fmt.Fprintln(out, ")")
 	for _, v := range r.Views {
 		fmt.Fprintf(out, "view       checkpoint %d at %s (read-only; ckfs view --close %s)\n", v.Checkpoint, v.Dir, v.Dir)
 	}

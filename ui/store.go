@@ -57,19 +57,19 @@ func DU(out io.Writer, u *gc.Usage) {
 	if len(u.Windows) > 0 {
 		fmt.Fprintln(out, "largest windows (new content they stored):")
 		for _, w := range u.Windows {
-			fmt.Fprintf(out, "  %10s  %4d objects  %s %s\n", sz(w.StoredBytes), w.Objects, w.ID, w.Tool)
+			fmt.Fprintf(out, "  %10s  %4d %-8s %s\n", sz(w.StoredBytes), w.Objects, english.Noun(w.Objects, "object", "objects"), strings.TrimSpace(w.ID+" "+w.Tool))
 		}
 	}
 	if len(u.Sessions) > 0 {
 		fmt.Fprintln(out, "per agent session:")
 		for _, s := range u.Sessions {
-			fmt.Fprintf(out, "  %10s  %4d objects  %s\n", sz(s.StoredBytes), s.Objects, s.ID)
+			fmt.Fprintf(out, "  %10s  %4d %-8s %s\n", sz(s.StoredBytes), s.Objects, english.Noun(s.Objects, "object", "objects"), s.ID)
 		}
 	}
 	if len(u.Files) > 0 {
 		fmt.Fprintln(out, "largest files (all their stored versions):")
 		for _, f := range u.Files {
-			fmt.Fprintf(out, "  %10s  %4d versions  %s\n", sz(f.StoredBytes), f.Versions, f.Path)
+			fmt.Fprintf(out, "  %10s  %4d %-9s %s\n", sz(f.StoredBytes), f.Versions, english.Noun(f.Versions, "version", "versions"), f.Path)
 		}
 	}
 }

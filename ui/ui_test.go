@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckfs-dev/ckfs/gc"
 	"github.com/ckfs-dev/ckfs/index"
 	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/fatih/color"
@@ -106,6 +107,25 @@ func TestStatusOpenWindows(t *testing.T) {
 		Status(&buf, &workspace.StatusReport{Root: "/r", State: "mounted", Daemon: &workspace.StatusInfo{PID: 7, OpenWindows: c.open, Windows: 3}})
 		if !strings.Contains(buf.String(), c.want) {
 			t.Errorf("status with open windows %v:\n%s\nwant the line %q", c.open, buf.String(), c.want)
+		}
+	}
+}
+
+// The store line says how much of the store's size is its reserve, and
+// du counts one object and one version in the singular.
+func TestStoreSizesWorded(t *testing.T) {
+	var buf bytes.Buffer
+	Status(&buf, &workspace.StatusReport{Root: "/r", Store: "/s", State: "not-mounted", Objects: 5, StoreBytes: 1126 << 10, ReserveBytes: 1 << 20})
+	if want := "store      /s (5 objects; 1.1MiB on disk, 1MiB of it held free for a full disk)\n"; !strings.Contains(buf.String(), want) {
+		t.Errorf("status:\n%s\nwant the line %q", buf.String(), want)
+	}
+	buf.Reset()
+	DU(&buf, &gc.Usage{Store: "/s", Objects: 1,
+		Windows: []gc.WindowUsage{{ID: "(outside windows)", Objects: 1, StoredBytes: 67}},
+		Files:   []gc.FileUsage{{Path: "a.go", Versions: 1, StoredBytes: 67}}})
+	for _, want := range []string{"1 object   (outside windows)\n", "1 version   a.go\n"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("du:\n%s\nwant %q", buf.String(), want)
 		}
 	}
 }

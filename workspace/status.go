@@ -3,6 +3,7 @@ package workspace
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/ckfs-dev/ckfs/index"
@@ -18,8 +19,11 @@ type StatusReport struct {
 	Mountpoint string      `json:"mountpoint,omitempty"`
 	Daemon     *StatusInfo `json:"daemon,omitempty"`
 	StoreBytes int64       `json:"store_bytes"`
-	Objects    int         `json:"objects"`
-	Hint       string      `json:"hint,omitempty"`
+	// ReserveBytes is the part of StoreBytes held free for a full disk
+	// (docs/format.md, "A full store disk").
+	ReserveBytes int64  `json:"reserve_bytes"`
+	Objects      int    `json:"objects"`
+	Hint         string `json:"hint,omitempty"`
 	// HookProblems counts the lines of the store's hook.log: problems the
 	// agent hooks met (a hook never shows them to the agent).
 	HookProblems int    `json:"hook_problems,omitempty"`
@@ -44,6 +48,9 @@ func (w *Workspace) Status() *StatusReport {
 	store, meta := w.Store, w.Meta
 	r := &StatusReport{Root: meta.Root, Store: store, State: "not-mounted"}
 	r.StoreBytes, r.Objects = w.Usage()
+	if fi, err := os.Stat(filepath.Join(store, index.ReserveFile)); err == nil {
+		r.ReserveBytes = fi.Size()
+	}
 	if st, err := ReadDaemonState(store); err == nil {
 		r.Mountpoint = st.Mountpoint
 		if info, err := DaemonOf(store).Status(); err == nil {
