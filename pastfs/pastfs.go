@@ -214,3 +214,12 @@ type readOnly struct {
 func (r *readOnly) Lseek(cancel <-chan struct{}, in *fuse.LseekIn, out *fuse.LseekOut) fuse.Status {
 	return fuse.ENOSYS
 }
+
+// GetXAttr answers ENOSYS: a view keeps no extended attributes, and the
+// kernel then answers every later getxattr on the view itself
+// (EOPNOTSUPP) instead of asking for each file's ACL and security label,
+// as ls -l does. Their list stays an empty one, which tools that copy
+// attributes (rsync -X) take without complaint.
+func (r *readOnly) GetXAttr(cancel <-chan struct{}, header *fuse.InHeader, attr string, dest []byte) (uint32, fuse.Status) {
+	return 0, fuse.ENOSYS
+}

@@ -1,10 +1,16 @@
 package pastfs_test
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"log"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -12,6 +18,7 @@ import (
 	"github.com/ckfs-dev/ckfs/internal/testenv"
 	"github.com/ckfs-dev/ckfs/pastfs"
 	"github.com/ckfs-dev/ckfs/provenance"
+	"golang.org/x/sys/unix"
 )
 
 // source serves content by path; a path it lacks fails as a live file
@@ -78,4 +85,58 @@ func TestViewServesTheTreeReadOnly(t *testing.T) {
 	if want := []string{"a.txt", "d", "gone", "link"}; !slices.Equal(names, want) {
 		t.Errorf("listing %q, want %q", names, want)
 	}
+}
+
+// A view keeps no extended attributes: the first getxattr tells the
+// kernel so, and ls -l of every file asks the daemon nothing more. The
+// list of attributes is empty, not an error.
+func TestViewAsksNoAttributeTwice(t *testing.T) {
+	testenv.RequireFUSE(t)
+	var reqs lockedLog
+	log.SetOutput(&reqs)
+	t.Cleanup(func() { log.SetOutput(os.Stderr) })
+	var tree []provenance.TreeEntry
+	src := source{}
+	for i := range 20 {
+		p := fmt.Sprintf("f%02d.txt", i)
+		tree, src[p] = append(tree, file(p, 2, 0o644, provenance.FromStore)), "x\n"
+	}
+	dir := t.TempDir()
+	srv, err := pastfs.Mount(dir, tree, src, pastfs.Options{Name: "test", Debug: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Unmount()
+	buf := make([]byte, 64)
+	if _, err := unix.Lgetxattr(filepath.Join(dir, "f00.txt"), "user.note", buf); err != unix.EOPNOTSUPP {
+		t.Errorf("getxattr in a view: %v, want %v", err, unix.EOPNOTSUPP)
+	}
+	if n, err := unix.Llistxattr(filepath.Join(dir, "f00.txt"), buf); n != 0 || err != nil {
+		t.Errorf("listxattr in a view: %d, %v, want an empty list", n, err)
+	}
+	if out, err := exec.Command("ls", "-l", dir).CombinedOutput(); err != nil {
+		t.Fatalf("ls -l: %v\n%s", err, out)
+	}
+	if n := reqs.count(" GETXATTR "); n != 1 {
+		t.Errorf("a getxattr and ls -l of 20 files sent %d GETXATTR requests, want 1", n)
+	}
+}
+
+// lockedLog collects go-fuse's request log, written from its serving
+// goroutines.
+type lockedLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *lockedLog) count(s string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Count(l.buf.String(), s)
 }

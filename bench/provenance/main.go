@@ -3,8 +3,8 @@
 //
 //   - ckfs blame of a file with -versions versions (one window each)
 //     against git blame of the same history committed to git;
-//   - opening a view of a checkpoint of Go's src tree and grep -r in it
-//     (warm) against grep -r of a native copy;
+//   - opening a view of a checkpoint of Go's src tree, and grep -r and
+//     ls -lR in it (warm) against the same in a native copy;
 //   - a bisect over -windows windows of that tree with a test of
 //     -test-seconds, against git bisect run over a shadow-git history of
 //     the same changes: what each step costs besides the test.
@@ -128,24 +128,30 @@ func treeBenches(dir string) {
 	}
 }
 
-// view opens a view of the checkpoint before the windows and greps it.
+// view opens a view of the checkpoint before the windows, and greps and
+// lists it.
 func view(env []string, repo, native string) {
 	at := filepath.Join(filepath.Dir(repo), "at")
 	start := time.Now()
 	benchkit.Run(env, repo, *ckfsBin, "view", "1", at)
 	open := time.Since(start)
 	defer benchkit.Run(env, repo, *ckfsBin, "view", "--close", at)
-	grep := []string{"-c", "grep -r -l ZZZZnotthere . || true"}
-	benchkit.Run(env, filepath.Join(at, "src"), "sh", grep...) // cold
-	v := timed(env, filepath.Join(at, "src"), *runs, "sh", grep...)
-	benchkit.Run(env, filepath.Join(native, "src"), "sh", grep...)
-	nat := timed(env, filepath.Join(native, "src"), *runs, "sh", grep...)
 	fmt.Printf("### A view of a %s-file checkpoint of Go's src\n\n", strings.TrimSpace(string(benchkit.Run(env, native, "sh", "-c", "find src -type f | wc -l"))))
 	fmt.Println("| | seconds | ratio to native |")
 	fmt.Println("|---|---|---|")
 	fmt.Printf("| ckfs view 1 DIR (build the tree, mount) | %.3f | |\n", open.Seconds())
-	fmt.Printf("| grep -r, native copy, warm | %.3f | 1.00× |\n", nat.Seconds())
-	fmt.Printf("| grep -r in the view, warm | %.3f | %.2f× |\n\n", v.Seconds(), v.Seconds()/nat.Seconds())
+	for _, c := range []struct{ name, cmd string }{
+		{"grep -r", "grep -r -l ZZZZnotthere . || true"},
+		{"ls -lR", "ls -lR . > /dev/null"},
+	} {
+		benchkit.Run(env, filepath.Join(at, "src"), "sh", "-c", c.cmd) // cold
+		v := timed(env, filepath.Join(at, "src"), *runs, "sh", "-c", c.cmd)
+		benchkit.Run(env, filepath.Join(native, "src"), "sh", "-c", c.cmd)
+		nat := timed(env, filepath.Join(native, "src"), *runs, "sh", "-c", c.cmd)
+		fmt.Printf("| %s, native copy, warm | %.3f | 1.00× |\n", c.name, nat.Seconds())
+		fmt.Printf("| %s in the view, warm | %.3f | %.2f× |\n", c.name, v.Seconds(), v.Seconds()/nat.Seconds())
+	}
+	fmt.Println()
 }
 
 // bisect finds the window that wrote "// BROKEN" with ckfs bisect and
