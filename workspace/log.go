@@ -52,11 +52,39 @@ type LogFile struct {
 	Reason    string `json:"reason,omitempty"`
 	Collected bool   `json:"content_collected,omitempty"` // its content was removed by ckfs gc
 	Problem   string `json:"content_problem,omitempty"`   // "damaged" or "missing": the store lost content it should hold
+
+	// from and to are the contents whose lines are counted, once the
+	// entries to show are known (countLines).
+	from, to index.State
+	count    bool
 }
 
 // LogEntries is the timeline as ckfs log shows it: newest turn first,
 // each mark heading its turn's entries, newest first.
 func (v *View) LogEntries() []LogEntry {
+	out := v.logEntries()
+	v.countLines(out, v.Content)
+	return out
+}
+
+// Log is LogEntries narrowed by f. Lines are counted only in the entries
+// it keeps: each count reads two contents from the store, and -n 5 of a
+// long session should not read the whole session's.
+func (v *View) Log(f LogFilter) ([]LogEntry, error) {
+	return v.log(f, v.Content)
+}
+
+func (v *View) log(f LogFilter, content func(index.State) ([]byte, error)) ([]LogEntry, error) {
+	out, err := f.Filter(v.logEntries())
+	if err != nil {
+		return nil, err
+	}
+	v.countLines(out, content)
+	return out, nil
+}
+
+// logEntries are LogEntries without their files' line counts.
+func (v *View) logEntries() []LogEntry {
 	h := index.NewHistory(v.Records)
 	wins := index.Windows(v.Records)
 	out := v.windowEntries(h, wins)
@@ -281,26 +309,41 @@ func (v *View) fileChange(h index.History, path string, before, after uint64) (L
 		f.Dir = true
 		return f, true
 	}
-	from, err := v.Content(b.State)
-	if err == nil {
-		var to []byte
-		if to, err = v.Content(a.State); err == nil {
-			f.Added, f.Removed, f.Binary = rewind.LineCounts(from, to)
-			return f, true
+	f.from, f.to, f.count = b.State, a.State, true
+	return f, true
+}
+
+// countLines counts the added and removed lines of every file of the
+// entries whose contents changed, or says why it cannot: only content
+// that checkpoints below the watermark alone needed was collected on
+// purpose; anything else the store should still hold. content reads a
+// state's content (View.Content).
+func (v *View) countLines(entries []LogEntry, content func(index.State) ([]byte, error)) {
+	wm, _ := index.Watermark(v.Records)
+	for i := range entries {
+		for j := range entries[i].Files {
+			f := &entries[i].Files[j]
+			if !f.count {
+				continue
+			}
+			from, err := content(f.from)
+			if err == nil {
+				var to []byte
+				if to, err = content(f.to); err == nil {
+					f.Added, f.Removed, f.Binary = rewind.LineCounts(from, to)
+					continue
+				}
+			}
+			switch {
+			case errors.Is(err, cas.ErrCorrupt):
+				f.Problem = "damaged"
+			case errors.Is(err, cas.ErrNotFound) && entries[i].Checkpoint < wm:
+				f.Collected = true
+			default:
+				f.Problem = "missing"
+			}
 		}
 	}
-	// Only content that checkpoints below the watermark alone needed was
-	// collected on purpose; anything else the store should still hold.
-	wm, _ := index.Watermark(v.Records)
-	switch {
-	case errors.Is(err, cas.ErrCorrupt):
-		f.Problem = "damaged"
-	case errors.Is(err, cas.ErrNotFound) && after < wm:
-		f.Collected = true
-	default:
-		f.Problem = "missing"
-	}
-	return f, true
 }
 
 func sortedKeys(m map[string]bool) []string {

@@ -70,15 +70,14 @@ func runLog(ctx context.Context, o logOptions, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	all := v.LogEntries()
-	entries, err := o.Filter(all)
+	entries, err := v.Log(o.LogFilter)
 	if err != nil {
 		return err
 	}
 	if o.JSON {
 		return ui.JSON(stdout, entries)
 	}
-	if len(entries) == 0 && len(all) > 0 && len(o.Paths) > 0 {
+	if len(entries) == 0 && len(v.Records) > 0 && len(o.Paths) > 0 {
 		fmt.Fprintf(stdout, "no entry of the log changed %s\n", strings.Join(o.Paths, " "))
 		return nil
 	}
