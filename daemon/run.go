@@ -313,15 +313,16 @@ func (d *daemon) serve(ctx context.Context) string {
 	}
 }
 
-// tick does the daemon's work of every second until done is closed:
-// post-images of paths left alone, their syncs, the store's reserve, and
-// automatic collection.
+// tick does the daemon's work of every second until done is closed: the
+// windows of agents that exited, post-images of paths left alone, their
+// syncs, the store's reserve, and automatic collection.
 func (d *daemon) tick(done <-chan struct{}) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
 		select {
 		case now := <-t.C:
+			d.closeOrphanedWindows()
 			d.rec.QueueQuiet()
 			if err := d.rec.Sync(); err != nil && !errors.Is(err, capture.ErrClosed) {
 				d.log.Error("periodic sync", "err", err)

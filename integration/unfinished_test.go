@@ -1,10 +1,16 @@
 package integration
 
 import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ckfs-dev/ckfs/session"
 )
@@ -111,5 +117,62 @@ func TestResumeCommandKeepsCapture(t *testing.T) {
 	out := w.ckfs("rewind", "--mark", "2", "--conversation")
 	if !strings.Contains(out, "resume it with: ckfs agent claude --resume ") {
 		t.Errorf("the printed resume command does not keep capture:\n%s", out)
+	}
+}
+
+// An agent that exits without reporting back (killed, crashed, its
+// terminal closed) leaves no window open: the daemon closes the window of
+// its call as unfinished, and a rewind is not refused for it. While the
+// agent runs, its window stays open.
+func TestWindowOfAnAgentThatExitedCloses(t *testing.T) {
+	w := mountWorkspace(t, `printf 'v0\n' > a.txt`)
+	ev := filepath.Join(t.TempDir(), "pre.json")
+	b, _ := json.Marshal(map[string]any{"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_use_id": "toolu_gone",
+		"session_id": "s-gone", "cwd": w.root, "tool_input": map[string]any{"command": "printf v1 > a.txt"}})
+	if err := os.WriteFile(ev, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The agent is timeout (the nearest ancestor of the hook that is not
+	// a shell); its call writes, then runs on.
+	started := filepath.Join(t.TempDir(), "started")
+	agent := exec.Command("timeout", "120", "sh", "-c", `"$0" hook claude < "$1" && printf 'v1\n' > a.txt && touch "$2" && exec sleep 120`, ckfsBin, ev, started)
+	agent.Dir, agent.Env = w.root, w.env()
+	agent.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := agent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stop := func() { syscall.Kill(-agent.Process.Pid, syscall.SIGKILL); agent.Wait() }
+	defer stop()
+	openWindows := func() []string {
+		if st := w.status(); st.Daemon != nil {
+			return st.Daemon.OpenWindows
+		}
+		return nil
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(started); !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the agent's call did not write")
+		}
+	}
+	// Two of the daemon's sweeps (a second apart) find the agent running.
+	time.Sleep(2100 * time.Millisecond)
+	if got := openWindows(); len(got) != 1 || got[0] != "toolu_gone" {
+		t.Fatalf("open windows while the agent runs: %v", got)
+	}
+	stop()
+	for deadline := time.Now().Add(15 * time.Second); len(openWindows()) > 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the window of an agent that exited is still open: %v", openWindows())
+		}
+	}
+	if log := w.ckfs("log"); !strings.Contains(log, "window toolu_gone") || !strings.Contains(log, "unfinished") || !strings.Contains(log, "M a.txt") {
+		t.Errorf("log does not show the agent's call as unfinished, with its write:\n%s", log)
+	}
+	w.ckfs("rewind", "--files", "--last", "1")
+	if got := w.read("a.txt"); got != "v0\n" {
+		t.Errorf("a.txt after --last 1 = %q, want v0", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ckfs-dev/ckfs/internal/proc"
 	"golang.org/x/sys/unix"
 )
 
@@ -157,18 +158,7 @@ func Detach(mnt string) error { return unix.Unmount(mnt, unix.MNT_DETACH) }
 // ProcessAlive reports whether pid runs (a zombie, killed but not yet
 // reaped, does not).
 func ProcessAlive(pid int) bool {
-	if pid <= 0 || unix.Kill(pid, 0) != nil {
-		return false
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// The state follows the parenthesised command name.
-	if i := strings.LastIndexByte(string(b), ')'); i >= 0 && i+2 < len(b) {
-		return b[i+2] != 'Z' && b[i+2] != 'X'
-	}
-	return true
+	return pid > 0 && unix.Kill(pid, 0) == nil && !proc.Exited(pid)
 }
 
 // AdoptOrphans makes this process the reaper of the daemons its children

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // ErrUnsupported is returned where the system has no /proc.
@@ -155,4 +156,26 @@ func Agent(t Table, parent int) int {
 func program(cmdline string) string {
 	first, _, _ := strings.Cut(cmdline, " ")
 	return filepath.Base(first)
+}
+
+// Exited reports whether pid is known to have exited: there is no such
+// process, or it is a zombie waiting to be reaped. A process that exists
+// but may not be signalled (another user's), or whose state cannot be
+// read, has not.
+func Exited(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return true
+	}
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	// The state follows the parenthesised command name.
+	if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) {
+		return b[i+2] == 'Z' || b[i+2] == 'X'
+	}
+	return false
 }

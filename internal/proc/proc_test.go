@@ -3,7 +3,9 @@ package proc
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -73,4 +75,33 @@ func FuzzParseStatus(f *testing.F) {
 			t.Fatalf("negative ids without an error: %d %d", tgid, ppid)
 		}
 	})
+}
+
+// A process that runs has not exited; once killed it has, both while a
+// zombie waits for its parent and once reaped.
+func TestExited(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc on this system")
+	}
+	c := exec.Command("sleep", "60")
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := c.Process.Pid
+	if Exited(pid) || Exited(os.Getpid()) {
+		t.Fatal("a running process counts as exited")
+	}
+	c.Process.Kill()
+	for deadline := time.Now().Add(10 * time.Second); !Exited(pid); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("a killed process, not yet reaped, does not count as exited")
+		}
+	}
+	c.Wait()
+	if !Exited(pid) {
+		t.Error("a reaped process does not count as exited")
+	}
+	if Exited(0) || Exited(-1) {
+		t.Error("no pid counts as exited")
+	}
 }
