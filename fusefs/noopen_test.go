@@ -2,24 +2,21 @@ package fusefs_test
 
 import (
 	"bytes"
-	"log"
 	"os"
 	"os/exec"
-	"strings"
 	"testing"
 
 	"github.com/ckfs-dev/ckfs/fusefs"
 	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/internal/testenv"
 	"golang.org/x/sys/unix"
 )
 
 // cachedMount mounts in place in the cached model, with go-fuse's request
 // log on.
-func cachedMount(t *testing.T) (*mounted, *lockedBuffer) {
-	var b lockedBuffer
-	log.SetOutput(&b)
-	t.Cleanup(func() { log.SetOutput(os.Stderr) })
-	return mountWith(t, fusefs.Options{InPlace: true, Cached: true, Debug: true}), &b
+func cachedMount(t *testing.T) (*mounted, *testenv.RequestLog) {
+	reqs := testenv.CaptureRequestLog(t)
+	return mountWith(t, fusefs.Options{InPlace: true, Cached: true, Debug: true}), reqs
 }
 
 // A warm read of a file costs no request at all: no OPEN, no READ, no
@@ -40,13 +37,13 @@ func TestCachedWarmReadsSendNothing(t *testing.T) {
 	before := map[string]int{}
 	ops := []string{"OPEN", "READ", "FLUSH", "RELEASE", "GETATTR", "LOOKUP"}
 	for _, op := range ops {
-		before[op] = reqs.count(op)
+		before[op] = reqs.Count(op)
 	}
 	for range 10 {
 		read()
 	}
 	for _, op := range ops {
-		if n := reqs.count(op) - before[op]; n != 0 {
+		if n := reqs.Count(op) - before[op]; n != 0 {
 			t.Errorf("10 warm reads sent %d %s requests", n, op)
 		}
 	}
@@ -214,11 +211,11 @@ func TestInPlaceACLsAreCached(t *testing.T) {
 	if got := acl(); got != unix.ENODATA.Error() {
 		t.Fatalf("a fresh file's ACL: %q", got)
 	}
-	before := reqs.count("GETXATTR")
+	before := reqs.Count("GETXATTR")
 	for range 10 {
 		acl()
 	}
-	if n := reqs.count("GETXATTR") - before; n != 0 {
+	if n := reqs.Count("GETXATTR") - before; n != 0 {
 		t.Errorf("10 reads of a file's ACL sent %d GETXATTR requests", n)
 	}
 	want := readerACL(1234)
@@ -291,17 +288,7 @@ func TestMissingSecurityLabelIsNotSupported(t *testing.T) {
 	if _, err := unix.Lgetxattr(m.path("a.txt"), "user.none", buf); err != unix.ENODATA {
 		t.Errorf("a missing user attribute: %v, want %v", err, unix.ENODATA)
 	}
-	labels := func() int {
-		reqs.mu.Lock()
-		defer reqs.mu.Unlock()
-		n := 0
-		for _, l := range strings.Split(reqs.buf.String(), "\n") {
-			if strings.Contains(l, " GETXATTR ") && strings.Contains(l, "security.selinux") {
-				n++
-			}
-		}
-		return n
-	}
+	labels := func() int { return reqs.CountWith("GETXATTR", "security.selinux") }
 	before := labels()
 	out, err := exec.Command("ls", "-l", m.mnt).CombinedOutput()
 	if err != nil {

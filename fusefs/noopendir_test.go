@@ -1,43 +1,19 @@
 package fusefs_test
 
 import (
-	"bytes"
-	"log"
 	"os"
 	"slices"
-	"strings"
-	"sync"
 	"testing"
 
 	"github.com/ckfs-dev/ckfs/fusefs"
+	"github.com/ckfs-dev/ckfs/internal/testenv"
 )
-
-// lockedBuffer collects go-fuse's debug log, written from its serving
-// goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) count(op string) int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return strings.Count(b.buf.String(), " "+op+" ")
-}
 
 // requests mounts with go-fuse's request log on and returns the mount and
 // the log.
-func requests(t *testing.T, inPlace bool) (*mounted, *lockedBuffer) {
-	var b lockedBuffer
-	log.SetOutput(&b)
-	t.Cleanup(func() { log.SetOutput(os.Stderr) })
-	return mountWith(t, fusefs.Options{InPlace: inPlace, Debug: true}), &b
+func requests(t *testing.T, inPlace bool) (*mounted, *testenv.RequestLog) {
+	reqs := testenv.CaptureRequestLog(t)
+	return mountWith(t, fusefs.Options{InPlace: inPlace, Debug: true}), reqs
 }
 
 func names(t *testing.T, dir string) []string {
@@ -94,10 +70,10 @@ func TestInPlaceListsWithoutOpendir(t *testing.T) {
 		t.Errorf("fsync of a directory: %v", err)
 	}
 	f.Close()
-	if n := reqs.count("OPENDIR"); n > 1 {
+	if n := reqs.Count("OPENDIR"); n > 1 {
 		t.Errorf("%d OPENDIR requests, want at most the first", n)
 	}
-	if n := reqs.count("RELEASEDIR"); n != 0 {
+	if n := reqs.Count("RELEASEDIR"); n != 0 {
 		t.Errorf("%d RELEASEDIR requests, want none", n)
 	}
 }
@@ -115,7 +91,7 @@ func TestElsewhereOpensDirectories(t *testing.T) {
 	if got := names(t, m.mnt); !slices.Equal(got, []string{"behind"}) {
 		t.Errorf("listing %v, want the file made behind the mount", got)
 	}
-	if n := reqs.count("OPENDIR"); n < 4 {
+	if n := reqs.Count("OPENDIR"); n < 4 {
 		t.Errorf("%d OPENDIR requests for 4 listings", n)
 	}
 }

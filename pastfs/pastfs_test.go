@@ -1,16 +1,12 @@
 package pastfs_test
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
-	"sync"
 	"syscall"
 	"testing"
 
@@ -92,9 +88,7 @@ func TestViewServesTheTreeReadOnly(t *testing.T) {
 // list of attributes is empty, not an error.
 func TestViewAsksNoAttributeTwice(t *testing.T) {
 	testenv.RequireFUSE(t)
-	var reqs lockedLog
-	log.SetOutput(&reqs)
-	t.Cleanup(func() { log.SetOutput(os.Stderr) })
+	reqs := testenv.CaptureRequestLog(t)
 	var tree []provenance.TreeEntry
 	src := source{}
 	for i := range 20 {
@@ -117,26 +111,7 @@ func TestViewAsksNoAttributeTwice(t *testing.T) {
 	if out, err := exec.Command("ls", "-l", dir).CombinedOutput(); err != nil {
 		t.Fatalf("ls -l: %v\n%s", err, out)
 	}
-	if n := reqs.count(" GETXATTR "); n != 1 {
+	if n := reqs.Count("GETXATTR"); n != 1 {
 		t.Errorf("a getxattr and ls -l of 20 files sent %d GETXATTR requests, want 1", n)
 	}
-}
-
-// lockedLog collects go-fuse's request log, written from its serving
-// goroutines.
-type lockedLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *lockedLog) count(s string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Count(l.buf.String(), s)
 }
