@@ -38,15 +38,25 @@ func (r *Recorder) BeginChange(pid uint32, rel string) (done func(), err error) 
 	return r.begin(), nil
 }
 
-// BeginRename is BeforeRename as BeginChange is BeforeChange.
+// BeginRename is BeforeRename as BeginChange is BeforeChange. The
+// pre-images and the count of the rename in flight are taken under one
+// hold of the lock: a boundary between them would take the destination's
+// post-image before the rename reached the disk, and the rename would then
+// land in the next period, which never touched the path (sed -i in a
+// background command, renaming while its call reports back).
 func (r *Recorder) BeginRename(pid uint32, src, dst string, exchange bool) (done func(), err error) {
-	if err := r.BeforeRename(pid, src, dst, exchange); err != nil {
-		return nil, err
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if err := r.beforeRename(pid, src, dst, exchange); err != nil {
+		return nil, err
+	}
+	afterRenamePreImages()
 	return r.begin(), nil
 }
+
+// afterRenamePreImages runs after a rename's pre-images are taken and
+// before the rename counts as in flight (a test's way in between).
+var afterRenamePreImages = func() {}
 
 // begin counts an operation in flight; the returned func, called once,
 // ends it. On mu. It allocates nothing: this is every mutation's path.
@@ -187,6 +197,11 @@ func rebase(p, old, new string) (string, bool) {
 func (r *Recorder) BeforeRename(pid uint32, src, dst string, exchange bool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.beforeRename(pid, src, dst, exchange)
+}
+
+// beforeRename is BeforeRename on r.mu.
+func (r *Recorder) beforeRename(pid uint32, src, dst string, exchange bool) error {
 	if err := r.touchTree(pid, src); err != nil {
 		return err
 	}

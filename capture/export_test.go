@@ -15,3 +15,11 @@ func (r *Recorder) Unsettled() (int, error) {
 	}
 	return len(r.unclean), nil
 }
+
+// AfterRenamePreImages sets what runs after a rename's pre-images and
+// before it counts as in flight, until the test ends.
+func AfterRenamePreImages(t interface{ Cleanup(func()) }, f func()) {
+	old := afterRenamePreImages
+	afterRenamePreImages = f
+	t.Cleanup(func() { afterRenamePreImages = old })
+}

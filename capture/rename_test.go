@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/ckfs-dev/ckfs/capture"
 	"github.com/ckfs-dev/ckfs/index"
@@ -63,5 +64,49 @@ func TestRenameOfADirectoryMadeAgain(t *testing.T) {
 	before, after := index.StateAt(recs, recs[0].Seq), index.StateAt(recs, recs[len(recs)-1].Seq)
 	if before["e/x"].Exists() || !after["e/x"].Exists() || after["e/x"].Size != 1 {
 		t.Errorf("e/x: before %+v, after %+v; want absent, then the moved file", before["e/x"], after["e/x"])
+	}
+}
+
+// A boundary never falls between a rename's pre-images and the rename
+// itself: sed -i run by a background command renames its temp file over
+// the file while the agent reports the call done. The boundary used to
+// slip in after the pre-images and before the rename counted as in
+// flight, took the file's post-image before the rename reached the disk,
+// and the rename then landed in the next period with no record of it: a
+// change ckfs never recorded, over which every rewind was refused.
+func TestBoundaryWaitsForARenameInFlight(t *testing.T) {
+	e := newEnv(t, nil, capture.Options{})
+	os.WriteFile(filepath.Join(e.root, "a.py"), []byte("x = 1\n"), 0o644)
+	e.rec.OpenWindow("w", "Bash", "")
+	os.WriteFile(filepath.Join(e.root, "a.py.tmp"), []byte("x = 2\n"), 0o644)
+	closed := make(chan error, 1)
+	capture.AfterRenamePreImages(t, func() {
+		// The agent reports the call done now. The boundary must wait
+		// for the rename: it may not end before the rename does.
+		go func() { _, err := e.rec.CloseWindow("w"); closed <- err }()
+		select {
+		case err := <-closed:
+			t.Errorf("the window closed between the rename's pre-images and the rename (%v)", err)
+			closed <- err
+		case <-time.After(200 * time.Millisecond):
+		}
+	})
+	done, err := e.rec.BeginRename(0, "a.py.tmp", "a.py", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = os.Rename(filepath.Join(e.root, "a.py.tmp"), filepath.Join(e.root, "a.py"))
+	done()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	if err := e.rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.imageOf("a.py", func(index.Record) bool { return true }); got != "x = 2\n" {
+		t.Errorf("a.py's last record holds %q, the disk x = 2: the rename went unrecorded", got)
 	}
 }
