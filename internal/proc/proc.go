@@ -166,16 +166,28 @@ func Exited(pid int) bool {
 	if pid <= 0 {
 		return false
 	}
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+	killErr := syscall.Kill(pid, 0)
+	if errors.Is(killErr, syscall.ESRCH) {
 		return true
 	}
 	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return false
+	return exited(killErr, b, err, func() bool { _, err := os.Stat("/proc/self"); return err == nil })
+}
+
+// exited decides from what the signal check and /proc/PID/stat said. A
+// zombie can be reaped between the two looks: its stat is then gone while
+// the system has a /proc, and it has exited (answering "running" there
+// made ckfs unmount report a daemon that had just exited as still alive).
+func exited(killErr error, stat []byte, statErr error, haveProc func() bool) bool {
+	if errors.Is(killErr, syscall.ESRCH) {
+		return true
+	}
+	if statErr != nil {
+		return errors.Is(statErr, os.ErrNotExist) && haveProc()
 	}
 	// The state follows the parenthesised command name.
-	if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) {
-		return b[i+2] == 'Z' || b[i+2] == 'X'
+	if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) {
+		return stat[i+2] == 'Z' || stat[i+2] == 'X'
 	}
 	return false
 }

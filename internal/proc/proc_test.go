@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"syscall"
 	"testing"
 	"time"
 
@@ -103,5 +104,33 @@ func TestExited(t *testing.T) {
 	}
 	if Exited(0) || Exited(-1) {
 		t.Error("no pid counts as exited")
+	}
+}
+
+// A zombie reaped between the signal check and the read of its state is
+// gone from /proc: it has exited. Only where there is no /proc at all does
+// a missing state say nothing.
+func TestExitedWhenReapedBetweenLooks(t *testing.T) {
+	gone := &os.PathError{Op: "open", Path: "/proc/42/stat", Err: syscall.ENOENT}
+	yes, no := func() bool { return true }, func() bool { return false }
+	cases := []struct {
+		name    string
+		killErr error
+		stat    []byte
+		statErr error
+		proc    func() bool
+		want    bool
+	}{
+		{"running", nil, []byte("42 (sh) S 1"), nil, yes, false},
+		{"zombie", nil, []byte("42 (a) b) Z 1"), nil, yes, true},
+		{"no such process", syscall.ESRCH, nil, gone, yes, true},
+		{"reaped between the looks", nil, nil, gone, yes, true},
+		{"no /proc on this system", nil, nil, gone, no, false},
+		{"another user's", syscall.EPERM, nil, &os.PathError{Op: "open", Path: "/proc/42/stat", Err: syscall.EACCES}, yes, false},
+	}
+	for _, c := range cases {
+		if got := exited(c.killErr, c.stat, c.statErr, c.proc); got != c.want {
+			t.Errorf("%s: exited = %v, want %v", c.name, got, c.want)
+		}
 	}
 }
