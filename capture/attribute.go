@@ -20,11 +20,20 @@ type Agent struct {
 	// in their environment (ckfs run sets it): they and their
 	// descendants are the call's, also once reparented.
 	Marked bool
+	// Run is the agent's AgentRunEnv, read from its environment when the
+	// window opens ("" when it has none): every process the agent starts
+	// inherits it, also one that outlives its shell and is reparented
+	// away from the agent.
+	Run string
 }
 
 // WindowEnv is the environment variable that marks the processes of a
 // window that ckfs run opened.
 const WindowEnv = "CKFS_WINDOW"
+
+// AgentRunEnv is the environment variable that ckfs agent sets, to a new
+// id for each run, in the environment of the agent it starts.
+const AgentRunEnv = "CKFS_AGENT_RUN"
 
 // knows reports whether the window can tell its own processes.
 func (w openWindow) knows() bool { return w.agent.PID != 0 || w.agent.Marked }
@@ -84,7 +93,12 @@ type owner struct{ window, by string }
 //   - a descendant whose ancestry holds the shell command of a recently
 //     closed call of that agent: that call's continuation;
 //   - a descendant of the agent: the one shell call of that agent that is
-//     open.
+//     open;
+//   - a process no longer below the agent (its shell exited and it was
+//     reparented: Claude Code's `cmd &`) that carries the agent's run id
+//     (AgentRunEnv, which ckfs agent sets): the open call, or else the
+//     recently closed one, of that run whose shell command its ancestry
+//     holds, or holds a part of.
 //
 // With several windows open and no match, the write is credited to the
 // newest window and marked a guess; with one window open that knows its
@@ -198,8 +212,55 @@ func (r *Recorder) matchOwner(pid uint32, fallback owner) owner {
 	if len(shells) > 0 {
 		return pick(shells)
 	}
+	if o, ok := r.reparentedOwner(pid, chain, cmdline); ok {
+		return o
+	}
 	return fallback
 }
+
+// reparentedOwner matches a writer that carries an agent's run id but is
+// no longer its descendant to that run's call, open or recently closed,
+// whose shell command the writer's ancestry holds (or holds a part of: a
+// shell that replaced itself with the command's last part).
+func (r *Recorder) reparentedOwner(pid uint32, chain []int, cmdline func(int) string) (owner, bool) {
+	env, ok := r.procs.(proc.EnvReader)
+	if !ok || !slices.ContainsFunc(r.windows, hasRun) && !slices.ContainsFunc(r.recent, hasRun) {
+		return owner{}, false
+	}
+	run, ok := env.Env(int(pid), AgentRunEnv)
+	if !ok || run == "" {
+		return owner{}, false
+	}
+	by := ""
+	if len(r.windows) > 1 {
+		by = index.ByProcess
+	}
+	matches := func(w openWindow, whole bool) bool {
+		want := normalize(w.agent.Command)
+		if w.agent.Run != run || w.agent.inProcess() || want == "" {
+			return false
+		}
+		return slices.ContainsFunc(chain, func(p int) bool {
+			c := cmdline(p)
+			return strings.Contains(c, want) || !whole && len(c) >= 2 && strings.Contains(want, c)
+		})
+	}
+	for _, whole := range []bool{true, false} {
+		for i := len(r.windows) - 1; i >= 0; i-- {
+			if matches(r.windows[i], whole) {
+				return owner{r.windows[i].id, by}, true
+			}
+		}
+		for i := len(r.recent) - 1; i >= 0; i-- {
+			if matches(r.recent[i], whole) {
+				return owner{r.recent[i].id, ""}, true
+			}
+		}
+	}
+	return owner{}, false
+}
+
+func hasRun(w openWindow) bool { return w.agent.Run != "" }
 
 // markedWindow is the window, open or recently closed, whose id the
 // writer carries in its environment (CKFS_WINDOW, set by ckfs run for the

@@ -97,7 +97,7 @@ func TestOwnerFor(t *testing.T) {
 	// returned, while another call runs or none.
 	runA := openWindow{id: "run-a", agent: Agent{Marked: true}}
 	runB := openWindow{id: "run-b", agent: Agent{Marked: true}}
-	env := envTable{procs, map[int]string{400: "run-a", 401: "run-b"}}
+	env := envTable{procs, map[int]string{400: "run-a", 401: "run-b"}, nil}
 	procs[400] = struct {
 		ppid int
 		cmd  string
@@ -131,9 +131,53 @@ func TestOwnerFor(t *testing.T) {
 type envTable struct {
 	procTable
 	env map[int]string // pid -> its WindowEnv
+	run map[int]string // pid -> its AgentRunEnv
 }
 
 func (e envTable) Env(pid int, key string) (string, bool) {
-	v, ok := e.env[pid]
-	return v, ok && key == WindowEnv
+	m := e.env
+	if key == AgentRunEnv {
+		m = e.run
+	}
+	v, ok := m[pid]
+	return v, ok
+}
+
+// A process an agent's shell call left running outlives the shell and is
+// reparented (Claude Code starts each call's shell in a session of its
+// own, so `cmd &` leaves cmd an orphan): it carries the run id ckfs agent
+// gave the agent, and its command line matches the call's.
+func TestOwnerForReparented(t *testing.T) {
+	procs := procTable{
+		100: {1, "node claude"},
+		500: {1, "npm run dev"},                                             // the call's npm, reparented
+		501: {500, "node server.js"},                                        // and what it started since
+		502: {1, "npm run dev"},                                             // the same command, from another run
+		503: {1, "npm run dev"},                                             // the user's own, no run id
+		504: {1, "python other.py"},                                         // of the run, but no call's command
+		505: {1, "/bin/bash -c eval '(sleep 1; printf late > late.txt) &'"}, // a subshell of the call's shell
+	}
+	env := envTable{procs, nil, map[int]string{100: "run-1", 500: "run-1", 501: "run-1", 502: "run-2", 504: "run-1", 505: "run-1"}}
+	dev := openWindow{id: "dev", agent: Agent{PID: 100, Command: "npm run dev > dev.log 2>&1 &", Run: "run-1"}}
+	late := openWindow{id: "late", agent: Agent{PID: 100, Command: "(sleep 1; printf late > late.txt) &", Run: "run-1"}}
+	edit := openWindow{id: "edit", agent: Agent{PID: 100, Run: "run-1"}}
+	for _, tc := range []struct {
+		name            string
+		windows, recent []openWindow
+		pid             uint32
+		want            owner
+	}{
+		{"the call's reparented process, the call open beside another", []openWindow{dev, edit}, nil, 500, owner{"dev", index.ByProcess}},
+		{"the call's reparented process, the call closed", nil, []openWindow{dev}, 500, owner{window: "dev"}},
+		{"a child it started since", []openWindow{edit}, []openWindow{dev}, 501, owner{window: "dev"}},
+		{"a subshell holding the whole command", nil, []openWindow{dev, late}, 505, owner{window: "late"}},
+		{"the same command from another run is the user's", nil, []openWindow{dev}, 502, owner{}},
+		{"the same command without a run id is the user's", nil, []openWindow{dev}, 503, owner{}},
+		{"a process of the run that runs no call's command is the user's", nil, []openWindow{dev}, 504, owner{}},
+	} {
+		r := &Recorder{windows: tc.windows, recent: tc.recent, procs: env}
+		if got := r.ownerFor(tc.pid); got != tc.want {
+			t.Errorf("%s: ownerFor(%d) = %+v, want %+v", tc.name, tc.pid, got, tc.want)
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/internal/proc"
 	"golang.org/x/sys/unix"
 )
 
@@ -68,6 +69,9 @@ func (r *Recorder) OpenAgentWindow(id, tool, label string, agent Agent) (uint64,
 	rec := &index.Record{Kind: index.KindOpen, Window: id, Tool: tool, Label: label}
 	if err := r.append(rec, true); err != nil {
 		return 0, err
+	}
+	if env, ok := r.procs.(proc.EnvReader); ok && agent.PID > 0 && agent.Run == "" {
+		agent.Run, _ = env.Env(agent.PID, AgentRunEnv)
 	}
 	r.windows = append(r.windows, openWindow{id, tool, label, agent})
 	r.count.windows.Add(1)

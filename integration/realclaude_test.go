@@ -289,6 +289,38 @@ func TestRealClaudeBackgroundCall(t *testing.T) {
 	}
 }
 
+// A command a shell call leaves running with & outlives its shell: Claude
+// Code starts each call's shell in a session of its own, so the command is
+// reparented away from the agent before it writes. It still carries the
+// run id ckfs agent gave the agent, and its write is its call's (a
+// continuation), not an edit of the user's that every later rewind over it
+// would refuse to drop.
+func TestRealClaudeReparentedBackgroundWrite(t *testing.T) {
+	w := mountWorkspace(t, `printf 'x = 1\n' > a.py`)
+	c := newClaudeRun(t, w)
+	c.api.queue(
+		standInReply{text: "Leaving it running.", calls: []standInCall{{"toolu_08Amp", "Bash", map[string]any{
+			"command": "sed -i 's/1/2/' a.py; (sleep 1; printf 'late\\n' > late.txt) >/dev/null 2>&1 &", "description": "amp"}}}},
+		standInReply{text: "Started."},
+	)
+	c.agent("-p", "Leave it running", "--allowedTools", "Bash")
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(workTree(t, w.root), "late.txt"); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the command left running never wrote late.txt")
+		}
+	}
+	log := w.ckfs("log")
+	if !regexp.MustCompile(`continuation of window toolu_08Amp[^\n]*\n(\s+[MAD] [^\n]*\n)*\s+A late.txt`).MatchString(log) || strings.Contains(log, "outside any window") {
+		t.Fatalf("the reparented command's write is not its call's:\n%s", log)
+	}
+	if out, code := w.exitCode(nil, "rewind", "--files", "--mark", "1"); code != 0 {
+		t.Fatalf("a rewind over the call's late write: exit %d\n%s", code, out)
+	}
+	if got := w.read("a.py"); got != "x = 1\n" || strings.Contains(workTree(t, w.root), "late.txt") {
+		t.Fatalf("after the rewind:\n%s", workTree(t, w.root))
+	}
+}
+
 // A background task that finishes mid-turn: the real CLI tells the model
 // with a <task-notification> while a later call of the same turn runs.
 // That notification is no prompt of the user's, so it makes no mark; the

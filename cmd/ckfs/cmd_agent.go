@@ -10,7 +10,9 @@ import (
 	"strings"
 
 	"github.com/ckfs-dev/ckfs/agent"
+	"github.com/ckfs-dev/ckfs/capture"
 	"github.com/ckfs-dev/ckfs/workspace"
+	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 )
 
@@ -48,7 +50,9 @@ func newAgentCmd() *cobra.Command {
 		Long: `Mount the current repository if it is not mounted, then start the agent with
 ckfs's hooks installed for this run only: every tool call becomes a window,
 every prompt a mark. ARGS go to the agent unchanged. When the agent exits, a
-mount this command made is unmounted again.
+mount this command made is unmounted again. The agent's environment gets
+CKFS_AGENT_RUN, a new id for the run: a command a call leaves running with &
+keeps it after its shell exits, so its later writes stay that call's.
 
 claude gets a settings file kept in the store (claude --settings FILE),
 never written into the repository or your own settings. codex gets the
@@ -133,7 +137,9 @@ func runAgent(ctx context.Context, o agentOptions, stdout, stderr io.Writer) err
 	c.Stdin, c.Stdout, c.Stderr = os.Stdin, stdout, stderr
 	// PWD names the directory the agent starts in: some agents (OpenCode)
 	// take their project from it rather than from getcwd.
-	c.Env = append(append(os.Environ(), l.Env...), "CKFS_STORE="+ws.Store, "PWD="+root)
+	// The run id marks every process the agent starts, also one that
+	// outlives its shell (capture.Agent.Run).
+	c.Env = append(append(os.Environ(), l.Env...), "CKFS_STORE="+ws.Store, "PWD="+root, capture.AgentRunEnv+"="+uuid.NewString())
 	runErr := c.Run()
 	if mountedHere {
 		msg, err := ws.Unmount()
