@@ -343,7 +343,7 @@ func pick(rng *rand.Rand, s []string) string {
 }
 
 // claudeLong drives Claude Code: shell calls are its Bash tool (commands
-// left running through run_in_background), its own writes the Write tool,
+// left running through run_in_background or with &), its own writes the Write tool,
 // over a file it read first in a reply of its own.
 type claudeLong struct {
 	*claudeRun
@@ -366,8 +366,13 @@ func (c *claudeLong) turn(prompt string, replies [][]longCall) {
 				continue
 			}
 			in := map[string]any{"command": lc.shell, "description": "step"}
-			if lc.background {
+			switch {
+			case lc.background && len(script)%2 == 0:
 				in["run_in_background"] = true
+			case lc.background:
+				// Left running by the shell, which exits: reparented
+				// away from the agent before it writes.
+				in["command"] = "(" + lc.shell + ") >/dev/null 2>&1 &"
 			}
 			sc = append(sc, standInCall{lc.id, "Bash", in})
 		}
