@@ -175,15 +175,18 @@ func Exited(pid int) bool {
 }
 
 // exited decides from what the signal check and /proc/PID/stat said. A
-// zombie can be reaped between the two looks: its stat is then gone while
-// the system has a /proc, and it has exited (answering "running" there
-// made ckfs unmount report a daemon that had just exited as still alive).
+// zombie can be reaped between the two looks: its stat is then gone (or
+// its read fails with ESRCH) while the system has a /proc, and it has
+// exited (answering "running" there made ckfs unmount report a daemon that
+// had just exited as still alive).
 func exited(killErr error, stat []byte, statErr error, haveProc func() bool) bool {
 	if errors.Is(killErr, syscall.ESRCH) {
 		return true
 	}
 	if statErr != nil {
-		return errors.Is(statErr, os.ErrNotExist) && haveProc()
+		// Gone from /proc, or going: a read of a process being
+		// released fails with ESRCH.
+		return (errors.Is(statErr, os.ErrNotExist) || errors.Is(statErr, syscall.ESRCH)) && haveProc()
 	}
 	// The state follows the parenthesised command name.
 	if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) {

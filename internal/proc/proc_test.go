@@ -125,6 +125,7 @@ func TestExitedWhenReapedBetweenLooks(t *testing.T) {
 		{"zombie", nil, []byte("42 (a) b) Z 1"), nil, yes, true},
 		{"no such process", syscall.ESRCH, nil, gone, yes, true},
 		{"reaped between the looks", nil, nil, gone, yes, true},
+		{"released while its state is read", nil, nil, &os.PathError{Op: "read", Path: "/proc/42/stat", Err: syscall.ESRCH}, yes, true},
 		{"no /proc on this system", nil, nil, gone, no, false},
 		{"another user's", syscall.EPERM, nil, &os.PathError{Op: "open", Path: "/proc/42/stat", Err: syscall.EACCES}, yes, false},
 	}
