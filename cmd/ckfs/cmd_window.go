@@ -52,13 +52,20 @@ the same from a shell.`,
 	open.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
 	quiet(open)
 	closeCmd := &cobra.Command{
-		Use:     "close",
-		Short:   "Close a window (the newest if --id is not given)",
-		Example: "  ckfs window close\n  ckfs window close --id w-1234",
-		Args:    cobra.NoArgs,
+		Use:     "close [ID]",
+		Short:   "Close a window (the newest if no id is given)",
+		Long:    "Close the window ID (given as an argument or with --id), or the newest open window.\nckfs status lists the open windows.",
+		Example: "  ckfs window close\n  ckfs window close w-1234\n  ckfs window close --id w-1234",
+		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := fill(cmd, workspace.OpClose); err != nil {
 				return err
+			}
+			if len(args) == 1 {
+				if o.ID != "" && o.ID != args[0] {
+					return workspace.Errorf(workspace.ErrUsage, "two window ids: %s (--id) and %s; give one", o.ID, args[0])
+				}
+				o.ID = args[0]
 			}
 			return runWindow(cmd.Context(), o, cmd.OutOrStdout())
 		},
