@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -29,14 +30,24 @@ import (
 // replays a run (its seed is logged).
 func TestRealClaudeLongSession(t *testing.T) {
 	t.Parallel() // its own workspace, daemon and server: runs beside the other long sessions
-	longSession(t, func(w *workspace) longAgent { return &claudeLong{claudeRun: newClaudeRun(t, w)} })
+	longSession(t, 6, func(w *workspace) longAgent { return &claudeLong{claudeRun: newClaudeRun(t, w)} })
+}
+
+// The same with the real Qwen Code CLI, whose hooks carry no call id.
+func TestRealQwenLongSession(t *testing.T) {
+	t.Parallel()
+	// (Qwen Code takes about 7 s a turn here: fewer turns in go test.)
+	longSession(t, 3, func(w *workspace) longAgent {
+		c, api := newQwenRun(t, w)
+		return &qwenLong{cliRun: c, api: api}
+	})
 }
 
 // The same with the real Codex CLI, whose own writes are patches it
 // applies in its process.
 func TestRealCodexLongSession(t *testing.T) {
 	t.Parallel()
-	longSession(t, func(w *workspace) longAgent { return &codexLong{codexRun: newCodexRun(t, w)} })
+	longSession(t, 6, func(w *workspace) longAgent { return &codexLong{codexRun: newCodexRun(t, w)} })
 }
 
 // longCall is one tool call of a long session.
@@ -50,11 +61,15 @@ type longCall struct {
 
 // longAgent is a real agent CLI as the long session drives it.
 type longAgent interface {
-	// callID names the nth tool call of a turn.
+	// callID names the nth tool call of a turn; named says whether the
+	// call's window carries that id (an agent whose hooks carry no call
+	// id gets windows of ckfs's naming).
 	callID(turn, n int) string
+	named() bool
 	// turn queues the model's replies (tool calls, in order) and runs one
-	// turn of the conversation going on with prompt.
-	turn(prompt string, replies [][]longCall)
+	// turn of the conversation going on with prompt; it returns how many
+	// tool calls it added of its own (a read before a write).
+	turn(prompt string, replies [][]longCall) (added int)
 	// fork goes on from the conversation child from the next turn on.
 	fork(child string)
 	// requests is how many model requests were made so far, and sent what
@@ -63,8 +78,7 @@ type longAgent interface {
 	sent(n int) string
 }
 
-func longSession(t *testing.T, start func(*workspace) longAgent) {
-	turns := 6
+func longSession(t *testing.T, turns int, start func(*workspace) longAgent) {
 	if n, err := strconv.Atoi(os.Getenv("CKFS_LONG_TURNS")); err == nil && n > 0 {
 		turns = n
 	}
@@ -83,7 +97,7 @@ func longSession(t *testing.T, start func(*workspace) longAgent) {
 	var lineage []string            // the prompts of the conversation going on
 	lineageAt := map[int][]string{} // and as it was at each mark
 	forked := false                 // whether the turn goes on from a fork
-	call := 0
+	call, extra := 0, 0
 	var late []string // what the background commands of the last turn write
 	var userEdits []userEdit
 	for turn := 1; turn <= turns; turn++ {
@@ -163,7 +177,7 @@ func longSession(t *testing.T, start func(*workspace) longAgent) {
 		}
 		prompt := fmt.Sprintf("Turn %d: keep going", turn)
 		before := agent.requests()
-		agent.turn(prompt, replies)
+		extra += agent.turn(prompt, replies)
 		if forked {
 			// Resuming the fork sent the model exactly the turns kept.
 			sent := agent.sent(before)
@@ -191,9 +205,12 @@ func longSession(t *testing.T, start func(*workspace) longAgent) {
 	}
 	log := w.ckfs("log", "--all")
 	for _, id := range ids {
-		if !strings.Contains(log, "window "+id) {
+		if agent.named() && !strings.Contains(log, "window "+id) {
 			t.Errorf("log lacks the window of %s:\n%s", id, log)
 		}
+	}
+	if n := len(regexp.MustCompile(`(?m)^\s+window \S+  `).FindAllString(log, -1)); n != len(ids)+extra {
+		t.Errorf("%d windows for %d calls:\n%s", n, len(ids)+extra, log)
 	}
 	for _, mark := range rng.Perm(turns) {
 		mark++
@@ -351,17 +368,19 @@ type claudeLong struct {
 }
 
 func (c *claudeLong) callID(turn, n int) string { return fmt.Sprintf("toolu_%02d%03dLong", turn, n) }
+func (c *claudeLong) named() bool               { return true }
 func (c *claudeLong) fork(child string)         { c.sid = child }
 func (c *claudeLong) requests() int             { return len(c.api.agentRequests()) }
 func (c *claudeLong) sent(n int) string         { return userTexts(c.api.agentRequests()[n]) }
 
-func (c *claudeLong) turn(prompt string, replies [][]longCall) {
+func (c *claudeLong) turn(prompt string, replies [][]longCall) (added int) {
 	var script []standInReply
 	for _, calls := range replies {
 		var sc []standInCall
 		for _, lc := range calls {
 			if lc.shell == "" {
 				script = append(script, standInReply{text: "Reading.", calls: []standInCall{{lc.id + "R", "Read", map[string]any{"file_path": lc.path}}}})
+				added++
 				sc = append(sc, standInCall{lc.id, "Write", map[string]any{"file_path": lc.path, "content": lc.content}})
 				continue
 			}
@@ -391,6 +410,7 @@ func (c *claudeLong) turn(prompt string, replies [][]longCall) {
 		}
 		c.sid = strings.TrimSuffix(filepath.Base(sessions[0]), ".jsonl")
 	}
+	return added
 }
 
 // codexLong drives Codex: shell calls are exec_command, its own writes a
@@ -401,6 +421,7 @@ type codexLong struct {
 }
 
 func (c *codexLong) callID(turn, n int) string { return fmt.Sprintf("call_%02d%03dLong", turn, n) }
+func (c *codexLong) named() bool               { return true }
 func (c *codexLong) fork(child string)         { c.sid = child }
 func (c *codexLong) requests() int             { return len(c.api.allRequests()) }
 func (c *codexLong) sent(n int) string {
@@ -408,7 +429,7 @@ func (c *codexLong) sent(n int) string {
 	return string(b)
 }
 
-func (c *codexLong) turn(prompt string, replies [][]longCall) {
+func (c *codexLong) turn(prompt string, replies [][]longCall) int {
 	var script []responsesReply
 	for _, calls := range replies {
 		var rc []responsesCall
@@ -430,7 +451,7 @@ func (c *codexLong) turn(prompt string, replies [][]longCall) {
 	c.api.queue(append(script, responsesReply{text: "Done."})...)
 	if c.sid != "" {
 		c.agent("resume", c.sid, prompt)
-		return
+		return 0
 	}
 	c.agent(prompt)
 	rs := c.rollouts()
@@ -439,4 +460,47 @@ func (c *codexLong) turn(prompt string, replies [][]longCall) {
 	}
 	id := strings.TrimSuffix(filepath.Base(rs[0]), ".jsonl")
 	c.sid = id[len(id)-36:]
+	return 0
+}
+
+// qwenLong drives Qwen Code: shell calls are run_shell_command, its own
+// writes write_file.
+type qwenLong struct {
+	*cliRun
+	api *chatStandIn
+	sid string
+}
+
+func (c *qwenLong) callID(turn, n int) string { return fmt.Sprintf("call_%02d%03dLong", turn, n) }
+func (c *qwenLong) named() bool               { return false }
+func (c *qwenLong) fork(child string)         { c.sid = child }
+func (c *qwenLong) requests() int             { return len(c.api.seen()) }
+func (c *qwenLong) sent(n int) string         { return chatMessages(c.api.seen()[n]) }
+
+func (c *qwenLong) turn(prompt string, replies [][]longCall) int {
+	var script []modelReply
+	for _, calls := range replies {
+		var mc []modelCall
+		for _, lc := range calls {
+			if lc.shell == "" {
+				mc = append(mc, modelCall{id: lc.id, name: "write_file", args: map[string]any{"file_path": lc.path, "content": lc.content}})
+				continue
+			}
+			// (A command left running runs to its end, as with Codex.)
+			mc = append(mc, modelCall{id: lc.id, name: "run_shell_command", args: map[string]any{"command": lc.shell, "is_background": false}})
+		}
+		script = append(script, modelReply{text: "Working.", calls: mc})
+	}
+	c.api.queue(append(script, modelReply{text: "Done."})...)
+	if c.sid != "" {
+		c.agent("--resume", c.sid, "-p", prompt, "--yolo")
+		return 0
+	}
+	c.agent("-p", prompt, "--yolo")
+	ts, _ := filepath.Glob(filepath.Join(c.home, ".qwen", "projects", "*", "chats", "*.jsonl"))
+	if len(ts) != 1 {
+		c.w.t.Fatalf("qwen transcripts after turn one: %v", ts)
+	}
+	c.sid = strings.TrimSuffix(filepath.Base(ts[0]), ".jsonl")
+	return 0
 }
