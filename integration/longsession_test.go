@@ -30,14 +30,14 @@ import (
 // replays a run (its seed is logged).
 func TestRealClaudeLongSession(t *testing.T) {
 	t.Parallel() // its own workspace, daemon and server: runs beside the other long sessions
-	longSession(t, 6, func(w *workspace) longAgent { return &claudeLong{claudeRun: newClaudeRun(t, w)} })
+	longSession(t, 4, func(w *workspace) longAgent { return &claudeLong{claudeRun: newClaudeRun(t, w)} })
 }
 
 // The same with the real Qwen Code CLI, whose hooks carry no call id.
 func TestRealQwenLongSession(t *testing.T) {
 	t.Parallel()
-	// (Qwen Code takes about 7 s a turn here: fewer turns in go test.)
-	longSession(t, 3, func(w *workspace) longAgent {
+	// (Qwen Code takes about 7 s a turn here: two turns in go test.)
+	longSession(t, 2, func(w *workspace) longAgent {
 		c, api := newQwenRun(t, w)
 		return &qwenLong{cliRun: c, api: api}
 	})
@@ -47,7 +47,7 @@ func TestRealQwenLongSession(t *testing.T) {
 // applies in its process.
 func TestRealCodexLongSession(t *testing.T) {
 	t.Parallel()
-	longSession(t, 6, func(w *workspace) longAgent { return &codexLong{codexRun: newCodexRun(t, w)} })
+	longSession(t, 4, func(w *workspace) longAgent { return &codexLong{codexRun: newCodexRun(t, w)} })
 }
 
 // longCall is one tool call of a long session.
@@ -359,17 +359,22 @@ func pick(rng *rand.Rand, s []string) string {
 	return s[rng.IntN(len(s))]
 }
 
+// conversation is the session an agent goes on with: "" before the first
+// turn, a fork's after a rewind of the conversation.
+type conversation struct{ sid string }
+
+func (c *conversation) fork(child string) { c.sid = child }
+
 // claudeLong drives Claude Code: shell calls are its Bash tool (commands
 // left running through run_in_background or with &), its own writes the Write tool,
 // over a file it read first in a reply of its own.
 type claudeLong struct {
 	*claudeRun
-	sid string
+	conversation
 }
 
 func (c *claudeLong) callID(turn, n int) string { return fmt.Sprintf("toolu_%02d%03dLong", turn, n) }
 func (c *claudeLong) named() bool               { return true }
-func (c *claudeLong) fork(child string)         { c.sid = child }
 func (c *claudeLong) requests() int             { return len(c.api.agentRequests()) }
 func (c *claudeLong) sent(n int) string         { return userTexts(c.api.agentRequests()[n]) }
 
@@ -417,12 +422,11 @@ func (c *claudeLong) turn(prompt string, replies [][]longCall) (added int) {
 // patch that replaces the file's first line.
 type codexLong struct {
 	*codexRun
-	sid string
+	conversation
 }
 
 func (c *codexLong) callID(turn, n int) string { return fmt.Sprintf("call_%02d%03dLong", turn, n) }
 func (c *codexLong) named() bool               { return true }
-func (c *codexLong) fork(child string)         { c.sid = child }
 func (c *codexLong) requests() int             { return len(c.api.allRequests()) }
 func (c *codexLong) sent(n int) string {
 	b, _ := json.Marshal(c.api.allRequests()[n]["input"])
@@ -468,12 +472,11 @@ func (c *codexLong) turn(prompt string, replies [][]longCall) int {
 type qwenLong struct {
 	*cliRun
 	api *chatStandIn
-	sid string
+	conversation
 }
 
 func (c *qwenLong) callID(turn, n int) string { return fmt.Sprintf("call_%02d%03dLong", turn, n) }
 func (c *qwenLong) named() bool               { return false }
-func (c *qwenLong) fork(child string)         { c.sid = child }
 func (c *qwenLong) requests() int             { return len(c.api.seen()) }
 func (c *qwenLong) sent(n int) string         { return chatMessages(c.api.seen()[n]) }
 
