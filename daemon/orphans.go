@@ -13,10 +13,11 @@ import (
 // call never reports back, and while its window stayed open every rewind
 // was refused until the user closed it by hand. Closing it credits
 // nothing differently: a window that knows its agent owns only the writes
-// of the agent's descendants, and once the agent is gone no writer
-// descends from it (its orphans are reparented). A window opened by hand
-// names no agent and is left alone, as is an agent this daemon may not
-// signal.
+// of the agent's descendants, and a process of the call that outlives the
+// agent (reparented, with the agent's run id) writes as the closed
+// window's continuation, as any background command does. A window opened
+// by hand names no agent and is left alone, as is an agent this daemon
+// may not signal.
 func (d *daemon) closeOrphanedWindows() {
 	closed := false
 	for _, w := range d.rec.OpenWindowInfo() {

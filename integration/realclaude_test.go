@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -315,6 +316,55 @@ func TestRealClaudeReparentedBackgroundWrite(t *testing.T) {
 	}
 	if out, code := w.exitCode(nil, "rewind", "--files", "--mark", "1"); code != 0 {
 		t.Fatalf("a rewind over the call's late write: exit %d\n%s", code, out)
+	}
+	if got := w.read("a.py"); got != "x = 1\n" || strings.Contains(workTree(t, w.root), "late.txt") {
+		t.Fatalf("after the rewind:\n%s", workTree(t, w.root))
+	}
+}
+
+// The real Claude Code killed in the middle of a call whose command runs
+// on: the call's window closes as unfinished once the agent is gone, the
+// command's later write is the call's continuation, not the user's edit,
+// and a rewind to before the turn takes both back.
+func TestRealClaudeKilledMidCall(t *testing.T) {
+	w := mountWorkspace(t, `printf 'x = 1\n' > a.py`)
+	c := newClaudeRun(t, w)
+	c.api.queue(
+		standInReply{text: "A long one.", calls: []standInCall{{"toolu_09Long", "Bash", map[string]any{
+			"command": "sed -i 's/1/2/' a.py; sleep 2; printf 'late\\n' > late.txt", "description": "long"}}}},
+		standInReply{text: "Done."},
+	)
+	cmd := exec.Command(ckfsBin, "agent", "claude", "-p", "Run the long one", "--allowedTools", "Bash")
+	cmd.Dir, cmd.Env = w.root, c.env()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() }()
+	for deadline := time.Now().Add(60 * time.Second); w.read("a.py") != "x = 2\n"; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the call never edited a.py")
+		}
+	}
+	// The agent and ckfs agent die; the call's shell, in a session of
+	// its own, runs on.
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	cmd.Wait()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if st := w.status(); strings.Contains(workTree(t, w.root), "late.txt") && st.Daemon != nil && len(st.Daemon.OpenWindows) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 30 s: %+v\n%s", w.status().Daemon, workTree(t, w.root))
+		}
+	}
+	log := w.ckfs("log")
+	if !regexp.MustCompile(`continuation of window toolu_09Long[^\n]*\n(\s+[MAD] [^\n]*\n)*\s+A late.txt`).MatchString(log) ||
+		!regexp.MustCompile(`window toolu_09Long .*unfinished`).MatchString(log) || strings.Contains(log, "outside any window") {
+		t.Fatalf("log:\n%s", log)
+	}
+	if out, code := w.exitCode(nil, "rewind", "--files", "--mark", "1"); code != 0 {
+		t.Fatalf("a rewind over the killed call: exit %d\n%s", code, out)
 	}
 	if got := w.read("a.py"); got != "x = 1\n" || strings.Contains(workTree(t, w.root), "late.txt") {
 		t.Fatalf("after the rewind:\n%s", workTree(t, w.root))

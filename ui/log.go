@@ -95,7 +95,7 @@ func windowState(e workspace.LogEntry) string {
 		state += fmt.Sprintf(" (alongside %s)", strings.Join(e.Alongside, ", "))
 	}
 	if e.Unfinished {
-		state += " (unfinished: the agent never reported this call done; closed at the end of its turn)"
+		state += " (unfinished: the agent never reported this call done; closed at the end of its turn, or once the agent exited)"
 	}
 	if e.Failed {
 		state += " (failed)"
