@@ -278,12 +278,7 @@ func TestRealClaudeBackgroundCall(t *testing.T) {
 	if !regexp.MustCompile(`continuation of window toolu_07Bg[^\n]*\n(\s+[MAD] [^\n]*\n)*\s+A late.txt`).MatchString(log) || !strings.Contains(log, "window toolu_07Bg") {
 		t.Fatalf("log:\n%s", log)
 	}
-	if out, code := w.exitCode(nil, "rewind", "--files", "--mark", "1"); code != 0 {
-		t.Fatalf("a rewind over the call's background write: exit %d\n%s", code, out)
-	}
-	if got := w.read("a.py"); got != "x = 1\n" || strings.Contains(workTree(t, w.root), "late.txt") {
-		t.Fatalf("after the rewind:\n%s", workTree(t, w.root))
-	}
+	rewindLateWrite(t, w)
 	w.ckfs("rewind", "--files", "--undo")
 	if got := w.read("late.txt"); got != "late\n" {
 		t.Fatalf("undo did not bring the late write back: %q", got)
@@ -310,16 +305,8 @@ func TestRealClaudeReparentedBackgroundWrite(t *testing.T) {
 			t.Fatal("the command left running never wrote late.txt")
 		}
 	}
-	log := w.ckfs("log")
-	if !regexp.MustCompile(`continuation of window toolu_08Amp[^\n]*\n(\s+[MAD] [^\n]*\n)*\s+A late.txt`).MatchString(log) || strings.Contains(log, "outside any window") {
-		t.Fatalf("the reparented command's write is not its call's:\n%s", log)
-	}
-	if out, code := w.exitCode(nil, "rewind", "--files", "--mark", "1"); code != 0 {
-		t.Fatalf("a rewind over the call's late write: exit %d\n%s", code, out)
-	}
-	if got := w.read("a.py"); got != "x = 1\n" || strings.Contains(workTree(t, w.root), "late.txt") {
-		t.Fatalf("after the rewind:\n%s", workTree(t, w.root))
-	}
+	lateWriteIsTheCalls(t, w, "toolu_08Amp")
+	rewindLateWrite(t, w)
 }
 
 // The real Claude Code killed in the middle of a call whose command runs
@@ -358,13 +345,30 @@ func TestRealClaudeKilledMidCall(t *testing.T) {
 			t.Fatalf("after 30 s: %+v\n%s", w.status().Daemon, workTree(t, w.root))
 		}
 	}
-	log := w.ckfs("log")
-	if !regexp.MustCompile(`continuation of window toolu_09Long[^\n]*\n(\s+[MAD] [^\n]*\n)*\s+A late.txt`).MatchString(log) ||
-		!regexp.MustCompile(`window toolu_09Long .*unfinished`).MatchString(log) || strings.Contains(log, "outside any window") {
-		t.Fatalf("log:\n%s", log)
+	if log := lateWriteIsTheCalls(t, w, "toolu_09Long"); !regexp.MustCompile(`window toolu_09Long .*unfinished`).MatchString(log) {
+		t.Fatalf("the killed call's window is not unfinished:\n%s", log)
 	}
+	rewindLateWrite(t, w)
+}
+
+// lateWriteIsTheCalls checks that ckfs log shows late.txt written as a
+// continuation of the window id, and nothing as the user's; it returns
+// the log.
+func lateWriteIsTheCalls(t *testing.T, w *workspace, id string) string {
+	t.Helper()
+	log := w.ckfs("log")
+	if !regexp.MustCompile(`continuation of window `+id+`[^\n]*\n(\s+[MAD] [^\n]*\n)*\s+A late.txt`).MatchString(log) || strings.Contains(log, "outside any window") {
+		t.Fatalf("the late write is not the call's:\n%s", log)
+	}
+	return log
+}
+
+// rewindLateWrite rewinds the files to mark 1 and checks that a.py is
+// back to x = 1 and the call's late.txt is gone.
+func rewindLateWrite(t *testing.T, w *workspace) {
+	t.Helper()
 	if out, code := w.exitCode(nil, "rewind", "--files", "--mark", "1"); code != 0 {
-		t.Fatalf("a rewind over the killed call: exit %d\n%s", code, out)
+		t.Fatalf("a rewind over the call's late write: exit %d\n%s", code, out)
 	}
 	if got := w.read("a.py"); got != "x = 1\n" || strings.Contains(workTree(t, w.root), "late.txt") {
 		t.Fatalf("after the rewind:\n%s", workTree(t, w.root))
