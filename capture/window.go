@@ -49,6 +49,10 @@ func (r *Recorder) OpenWindow(id, tool, label string) (uint64, error) {
 // windows are open too, writes are matched to their call by process (see
 // ownerFor).
 func (r *Recorder) OpenAgentWindow(id, tool, label string, agent Agent) (uint64, error) {
+	// The agent's run id is read before the lock: writes wait on it.
+	if env, ok := r.procs.(proc.EnvReader); ok && agent.PID > 0 && agent.Run == "" {
+		agent.Run, _ = env.Env(agent.PID, AgentRunEnv)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -69,9 +73,6 @@ func (r *Recorder) OpenAgentWindow(id, tool, label string, agent Agent) (uint64,
 	rec := &index.Record{Kind: index.KindOpen, Window: id, Tool: tool, Label: label}
 	if err := r.append(rec, true); err != nil {
 		return 0, err
-	}
-	if env, ok := r.procs.(proc.EnvReader); ok && agent.PID > 0 && agent.Run == "" {
-		agent.Run, _ = env.Env(agent.PID, AgentRunEnv)
 	}
 	r.windows = append(r.windows, openWindow{id, tool, label, agent})
 	r.count.windows.Add(1)
