@@ -219,7 +219,7 @@ func (r *Recorder) touch(pid uint32, rel string) error {
 	}
 	st, reason := index.State{}, ""
 	if err == nil {
-		st, reason, err = r.image(rel, true)
+		st, reason, err = r.image(rel, durableSink)
 	}
 	if err != nil {
 		if index.IsDiskFull(err) {
@@ -268,7 +268,7 @@ func (r *Recorder) touch(pid uint32, rel string) error {
 // recordAfter appends the post-image of rel if it differs from its last
 // record.
 func (r *Recorder) recordAfter(rel string) error {
-	st, reason, err := r.image(rel, false)
+	st, reason, err := r.image(rel, deferredSink)
 	return r.finishAfter(rel, st, reason, err)
 }
 

@@ -79,7 +79,7 @@ func (r *Recorder) CheckRecorded() (Checked, error) {
 			continue
 		}
 		out.Read++
-		st, reason, err := r.image(p, false)
+		st, reason, err := r.image(p, deferredSink)
 		if err != nil {
 			// One file that cannot be read (no permission, the store's
 			// disk full) must not keep the workspace from mounting: its

@@ -20,9 +20,8 @@ const smallFile = 1 << 20
 // stores its content. A non-empty reason means the content was not stored
 // and the state must be recorded as a skip.
 //
-// A durable image (a pre-image: its content is about to disappear from the
-// workspace) is stored with fsync; otherwise the store may defer it.
-func (r *Recorder) image(rel string, durable bool) (st index.State, reason string, err error) {
+// to says where its content goes (see sink).
+func (r *Recorder) image(rel string, to sink) (st index.State, reason string, err error) {
 	var s unix.Stat_t
 	st, known, err := r.lstat(rel, &s)
 	if err != nil || st.Type == index.TypeAbsent {
@@ -37,7 +36,7 @@ func (r *Recorder) image(rel string, durable bool) (st index.State, reason strin
 		if err != nil {
 			return st, "", err
 		}
-		st.XAttrs, err = r.putXAttrs(attrs, durable)
+		st.XAttrs, err = r.putXAttrs(attrs, to)
 		return st, "", err
 	case st.Type == index.TypeSymlink:
 		if err := r.roomForContent(); err != nil {
@@ -47,7 +46,7 @@ func (r *Recorder) image(rel string, durable bool) (st index.State, reason strin
 		if err != nil {
 			return st, "", err
 		}
-		h, err := r.put([]byte(target), durable)
+		h, err := r.put([]byte(target), to)
 		if err != nil {
 			return st, "", err
 		}
@@ -58,12 +57,12 @@ func (r *Recorder) image(rel string, durable bool) (st index.State, reason strin
 		// and device number are all there is to restore.
 		return st, "", nil
 	}
-	return r.fileImage(rel, &s, st, durable)
+	return r.fileImage(rel, &s, st, to)
 }
 
 // fileImage stores the content and extended attributes of the regular
 // file rel, whose stat is s, into st.
-func (r *Recorder) fileImage(rel string, s *unix.Stat_t, st index.State, durable bool) (index.State, string, error) {
+func (r *Recorder) fileImage(rel string, s *unix.Stat_t, st index.State, to sink) (index.State, string, error) {
 	if s.Size > r.maxSize {
 		return st, fmt.Sprintf("over the size limit (%s > %s)", english.Size(s.Size), english.Size(r.maxSize)), nil
 	}
@@ -79,7 +78,7 @@ func (r *Recorder) fileImage(rel string, s *unix.Stat_t, st index.State, durable
 	if err != nil {
 		return st, "", fmt.Errorf("read extended attributes of %s: %w", rel, err)
 	}
-	if st.XAttrs, err = r.putXAttrs(attrs, durable); err != nil {
+	if st.XAttrs, err = r.putXAttrs(attrs, to); err != nil {
 		return st, "", err
 	}
 	// Read what is there now: the size may have moved since the stat.
@@ -94,7 +93,7 @@ func (r *Recorder) fileImage(rel string, s *unix.Stat_t, st index.State, durable
 		if int64(buf.Len()) > r.maxSize {
 			return st, fmt.Sprintf("over the size limit (grew past %s while captured)", english.Size(r.maxSize)), nil
 		}
-		h, err := r.put(buf.Bytes(), durable)
+		h, err := r.put(buf.Bytes(), to)
 		if err != nil {
 			return st, "", err
 		}
@@ -147,20 +146,37 @@ func stateOf(s *unix.Stat_t) (st index.State, known bool) {
 }
 
 // putXAttrs stores an attribute set; "" for an empty one.
-func (r *Recorder) putXAttrs(attrs map[string][]byte, durable bool) (index.Hash, error) {
+func (r *Recorder) putXAttrs(attrs map[string][]byte, to sink) (index.Hash, error) {
 	if len(attrs) == 0 {
 		return "", nil
 	}
 	if err := r.roomForContent(); err != nil {
 		return "", err
 	}
-	return r.put(index.EncodeXAttrs(attrs), durable)
+	return r.put(index.EncodeXAttrs(attrs), to)
 }
 
-func (r *Recorder) put(b []byte, durable bool) (index.Hash, error) {
+// sink says where an image's content goes: durable (a pre-image taken
+// alone: its content is about to disappear from the workspace) is stored
+// with fsync; otherwise the store may defer it, or it goes into pack, a
+// batch made durable together.
+type sink struct {
+	durable bool
+	pack    cas.Batch
+}
+
+var (
+	durableSink  = sink{durable: true}
+	deferredSink = sink{}
+)
+
+func (r *Recorder) put(b []byte, to sink) (index.Hash, error) {
 	put := r.store.Put
-	if d, ok := r.store.(deferrer); ok && !durable {
+	if d, ok := r.store.(deferrer); ok && !to.durable {
 		put = d.PutDeferred
+	}
+	if to.pack != nil {
+		put = to.pack.Put
 	}
 	h, isNew, err := put(b)
 	if err != nil {
@@ -194,4 +210,10 @@ func (c *countingReader) Read(p []byte) (int, error) {
 type deferrer interface {
 	PutDeferred([]byte) (cas.Hash, bool, error)
 	Sync() error
+}
+
+// packer is a store that can make a batch durable as one pack
+// (cas.Local).
+type packer interface {
+	NewPack() cas.Batch
 }

@@ -68,7 +68,7 @@ func (r *Recorder) postImages() {
 		delete(r.pending, rel)
 		r.busy, r.inflight, r.void = true, rel, false
 		r.mu.Unlock()
-		st, reason, err := r.image(rel, false)
+		st, reason, err := r.image(rel, deferredSink)
 		r.mu.Lock()
 		r.inflight = ""
 		if r.closed || r.void {

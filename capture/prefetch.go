@@ -19,9 +19,9 @@ import (
 // sed -i over many files, a formatter) pays that per file. Once a period
 // has taken prefetchAfter durable pre-images in one directory, the next one
 // there takes the pre-images of a batch of untouched files with it: its
-// siblings, in directory order from it on, stored deferred and made durable
-// together, one sync of the objects and one fdatasync of their records for
-// the whole batch. Each batch of a period is twice the size of the one
+// siblings, in directory order from it on, stored as one pack and made
+// durable together, one fsync of the pack and one fdatasync of their
+// records for the whole batch. Each batch of a period is twice the size of the one
 // before, up to prefetchMax files.
 //
 // Once a period has taken a batch it is in bulk, and a batch follows the
@@ -107,6 +107,10 @@ func (r *Recorder) prefetch(pid uint32, rel string) (bool, error) {
 		r.batch = prefetchFirst
 	}
 	b := &batch{r: r, own: r.ownerFor(pid), max: r.batch, deep: r.bulk}
+	if p, ok := r.store.(packer); ok {
+		b.to.pack = p.NewPack()
+		defer b.to.pack.Abort() // a no-op once committed
+	}
 	r.batch = min(2*r.batch, prefetchMax)
 	b.take(rel, b.images([]string{rel})[0])
 	b.dir(dir, path.Base(rel))
@@ -120,13 +124,7 @@ func (r *Recorder) prefetch(pid uint32, rel string) (bool, error) {
 	if len(b.recs) == 0 {
 		return false, nil
 	}
-	err := r.syncObjects()
-	if err == nil {
-		// Not through the reserve: these records may be left out, and
-		// a boundary's may not.
-		err = r.tl.AppendIfRoom(b.recs...)
-	}
-	if err != nil {
+	if err := b.commit(); err != nil {
 		if b.diskFull || index.IsDiskFull(err) {
 			// The store is full: no more batches this period; rel is
 			// taken alone, and refused if it cannot be.
@@ -157,6 +155,22 @@ func (r *Recorder) prefetch(pid uint32, rel string) (bool, error) {
 	return took, nil
 }
 
+// commit makes the batch's objects durable (its pack, then every object
+// pending) and appends its records.
+func (b *batch) commit() error {
+	if b.to.pack != nil {
+		if err := b.to.pack.Commit(); err != nil {
+			return err
+		}
+	}
+	if err := b.r.syncObjects(); err != nil {
+		return err
+	}
+	// Not through the reserve: these records may be left out, and a
+	// boundary's may not.
+	return b.r.tl.AppendIfRoom(b.recs...)
+}
+
 // touchedAbove returns the nearest directory above dir with an entry the
 // period touched.
 func (r *Recorder) touchedAbove(dir string) (string, bool) {
@@ -172,6 +186,7 @@ func (r *Recorder) touchedAbove(dir string) (string, bool) {
 // batch gathers the pre-images of one prefetch.
 type batch struct {
 	r    *Recorder
+	to   sink // deferred, into one pack where the store makes them
 	own  owner
 	max  int
 	deep bool // go down into subdirectories, and on in the directories above
@@ -259,7 +274,7 @@ type image struct {
 	err    error
 }
 
-// images takes the images of paths, stored deferred, on as many threads as
+// images takes the images of paths, into the batch's pack, on as many threads as
 // there are CPUs: the operation waiting for the batch has nothing else to
 // do, and each image is a read, a hash and a compression.
 func (b *batch) images(paths []string) []image {
@@ -275,7 +290,7 @@ func (b *batch) images(paths []string) []image {
 					im.err = errNotTried
 					continue
 				}
-				im.st, im.reason, im.err = b.r.image(paths[i], false)
+				im.st, im.reason, im.err = b.r.image(paths[i], b.to)
 				if im.err != nil && index.IsDiskFull(im.err) {
 					full.Store(true)
 				}

@@ -83,6 +83,11 @@ func TestDeletingAnOldTreeBatchesItsPreImages(t *testing.T) {
 	if n := e.rec.Stats().Prefetched; n < 150 {
 		t.Errorf("%d pre-images taken in batches, want most of 200", n)
 	}
+	// A batch is one pack: an object file each would be a file creation
+	// per pre-image.
+	if n := cas.PackedObjects(e.store); n < 150 {
+		t.Errorf("%d pre-images packed, want most of 200", n)
+	}
 	recs := e.records()
 	before := index.StateAt(recs, recs[0].Seq)
 	var after map[string]index.Entry
@@ -269,8 +274,9 @@ func TestDeletingATreeOfSmallDirectoriesBatchesAcrossThem(t *testing.T) {
 	}
 }
 
-// fullAfter is a store whose disk fills up after n deferred puts: every
-// put then fails with ENOSPC. failed counts the deferred puts refused.
+// fullAfter is a store whose disk fills up after n deferred or packed
+// puts: every put then fails with ENOSPC. failed counts the deferred and
+// packed puts refused.
 type fullAfter struct {
 	*cas.Local
 	n, failed atomic.Int64
@@ -282,6 +288,22 @@ func (s *fullAfter) PutDeferred(b []byte) (cas.Hash, bool, error) {
 		return "", false, fmt.Errorf("store object: %w", unix.ENOSPC)
 	}
 	return s.Local.PutDeferred(b)
+}
+
+func (s *fullAfter) NewPack() cas.Batch { return &fullPack{Batch: s.Local.NewPack(), s: s} }
+
+// fullPack is a pack of a fullAfter store: its puts count as deferred.
+type fullPack struct {
+	cas.Batch
+	s *fullAfter
+}
+
+func (p *fullPack) Put(b []byte) (cas.Hash, bool, error) {
+	if p.s.n.Add(-1) < 0 {
+		p.s.failed.Add(1)
+		return "", false, fmt.Errorf("store object: %w", unix.ENOSPC)
+	}
+	return p.Batch.Put(b)
 }
 
 func (s *fullAfter) Put(b []byte) (cas.Hash, bool, error) {

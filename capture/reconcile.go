@@ -70,7 +70,7 @@ func (r *Recorder) Reconcile(history []index.Record) (Reconciled, error) {
 		if r.excl.Excluded(p) {
 			continue
 		}
-		st, reason, err := r.image(p, false)
+		st, reason, err := r.image(p, deferredSink)
 		if err != nil {
 			return out, r.fail(p, err)
 		}

@@ -57,6 +57,19 @@ func (p *pendingSet) syncDirs(dirs ...string) error {
 	return nil
 }
 
+// syncAllDirs fsyncs every directory that holds entries not durable yet.
+func (p *pendingSet) syncAllDirs() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for d := range p.dirs {
+		if err := syncDir(d); err != nil {
+			return err
+		}
+		delete(p.dirs, d)
+	}
+	return nil
+}
+
 // syncEachMax is how many deferred objects Sync makes durable one by one
 // (an fdatasync each, then their directories). Past it, one syncfs of the
 // whole filesystem is cheaper, but it also pays for every other dirty page

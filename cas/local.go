@@ -53,6 +53,8 @@ type Local struct {
 	shards    sync.Map      // shard directories known to exist (durably, or noted in pending)
 	trusted   trustCache    // object files known to hold their content
 	linkOnly  atomic.Bool   // the store's file system cannot rename without replacing
+	packs     packSet       // packs/: objects stored a batch to a file
+	packsMade atomic.Bool   // packs/ exists, durably
 }
 
 var _ Store = (*Local)(nil)
@@ -111,7 +113,8 @@ func (l *Local) Has(h Hash) (bool, error) {
 		return true, nil
 	}
 	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
+		_, ok := l.findPacked(h, true)
+		return ok, nil
 	}
 	return false, err
 }
@@ -248,7 +251,7 @@ func (l *Local) writeObject(h Hash, write func(io.Writer) error) (bool, error) {
 	return l.commitTemp(f, tmp, h)
 }
 
-func (l *Local) wrapWriter(f *os.File) io.Writer {
+func (l *Local) wrapWriter(f io.Writer) io.Writer {
 	if l.opts.WrapWriter != nil {
 		return l.opts.WrapWriter(f)
 	}

@@ -14,35 +14,56 @@ import (
 	"github.com/zeebo/blake3"
 )
 
-func (l *Local) openFile(h Hash) (*os.File, io.Reader, error) {
-	f, err := os.Open(l.Path(h))
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, fmt.Errorf("object %s: %w", h, ErrNotFound)
+// openFile opens the bytes of object h: its object file, or else its
+// packed copy. stored is how many bytes they are.
+func (l *Local) openFile(h Hash) (f *os.File, r io.Reader, stored int64, err error) {
+	for range 3 {
+		f, err = os.Open(l.Path(h))
+		if err == nil {
+			fi, err := f.Stat()
+			if err != nil {
+				f.Close()
+				return nil, nil, 0, fmt.Errorf("object %s: %w", h, err)
+			}
+			r = f
+			if l.opts.WrapReader != nil {
+				r = l.opts.WrapReader(f)
+			}
+			return f, r, fi.Size(), nil
 		}
-		return nil, nil, fmt.Errorf("object %s: %w", h, err)
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, 0, fmt.Errorf("object %s: %w", h, err)
+		}
+		f, r, stored, err = l.openPacked(h)
+		if err != errPackGone {
+			return f, r, stored, err
+		}
+		// Its pack was unpacked since it was listed: the object file
+		// is there now, unless it was the one collected.
 	}
-	var r io.Reader = f
-	if l.opts.WrapReader != nil {
-		r = l.opts.WrapReader(f)
-	}
-	return f, r, nil
+	return nil, nil, 0, fmt.Errorf("object %s: %w", h, ErrNotFound)
 }
 
 // corrupt wraps ErrCorrupt with the object's name and file.
 func (l *Local) corrupt(h Hash, why error) error {
-	return fmt.Errorf("object %s (%s): %w", h, l.Path(h), why)
+	where := l.Path(h)
+	if _, err := os.Lstat(where); err != nil {
+		if r, ok := l.findPacked(h, false); ok {
+			where = fmt.Sprintf("packed in %s at %d", r.p.path, r.e.off)
+		}
+	}
+	return fmt.Errorf("object %s (%s): %w", h, where, why)
 }
 
 func (l *Local) Get(h Hash) ([]byte, error) {
-	f, r, err := l.openFile(h)
+	f, r, stored, err := l.openFile(h)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	var raw []byte
-	if st, err := f.Stat(); err == nil && st.Size() < 1<<40 {
-		raw = make([]byte, 0, st.Size()+1) // +1: io.ReadAll-style EOF probe without regrowth
+	if stored < 1<<40 {
+		raw = make([]byte, 0, stored+1) // +1: io.ReadAll-style EOF probe without regrowth
 	}
 	raw, err = readAll(r, raw)
 	if err != nil {
@@ -56,7 +77,7 @@ func (l *Local) Get(h Hash) ([]byte, error) {
 }
 
 func (l *Local) Open(h Hash) (io.ReadCloser, error) {
-	f, r, err := l.openFile(h)
+	f, r, _, err := l.openFile(h)
 	if err != nil {
 		return nil, err
 	}
@@ -152,15 +173,15 @@ func (v *verifier) Close() error {
 }
 
 func (l *Local) Stat(h Hash) (Info, error) {
-	f, r, err := l.openFile(h)
+	f, r, stored, err := l.openFile(h)
 	if err != nil {
 		return Info{}, err
 	}
 	defer f.Close()
-	return l.statOpen(h, f, r)
+	return l.statOpen(h, r, stored)
 }
 
-func (l *Local) statOpen(h Hash, f *os.File, r io.Reader) (Info, error) {
+func (l *Local) statOpen(h Hash, r io.Reader, stored int64) (Info, error) {
 	var hb [headerSize]byte
 	if _, err := io.ReadFull(r, hb[:]); err != nil {
 		return Info{}, l.corrupt(h, fmt.Errorf("%w: short header", ErrCorrupt))
@@ -169,18 +190,14 @@ func (l *Local) statOpen(h Hash, f *os.File, r io.Reader) (Info, error) {
 	if err != nil {
 		return Info{}, l.corrupt(h, err)
 	}
-	st, err := f.Stat()
-	if err != nil {
-		return Info{}, err
-	}
-	return Info{Hash: h, Size: int64(hdr.size), Stored: st.Size(), Codec: hdr.codec}, nil
+	return Info{Hash: h, Size: int64(hdr.size), Stored: stored, Codec: hdr.codec}, nil
 }
 
 // Walk visits every object. An object whose header does not decode is
 // reported to fn with Codec 0 and Size -1 so that verification can flag it.
 func (l *Local) Walk(fn func(Info) error) error {
 	root := filepath.Join(l.dir, "objects")
-	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -201,18 +218,36 @@ func (l *Local) Walk(fn func(Info) error) error {
 		}
 		return fn(info)
 	})
+	if err != nil {
+		return err
+	}
+	return l.walkPacked(fn)
 }
 
 func (l *Local) Delete(h Hash) error {
 	p := l.Path(h)
 	l.forget(h)
-	if err := os.Remove(p); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("object %s: %w", h, ErrNotFound)
-		}
+	err := os.Remove(p)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("delete object %s: %w", h, err)
 	}
-	return syncDir(filepath.Dir(p))
+	found := err == nil
+	if found {
+		if err := syncDir(filepath.Dir(p)); err != nil {
+			return err
+		}
+	}
+	// A packed copy goes too: its pack is unpacked without it.
+	if r, ok := l.findPacked(h, true); ok {
+		if err := l.unpack(r, map[Hash]bool{h: true}, nil); err != nil {
+			return fmt.Errorf("delete object %s: %w", h, err)
+		}
+		found = true
+	}
+	if !found {
+		return fmt.Errorf("object %s: %w", h, ErrNotFound)
+	}
+	return nil
 }
 
 // readAll is io.ReadAll into a caller-sized buffer, so reading a file whose

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ckfs-dev/ckfs/internal/hashid"
 )
 
 // Garbage collection deletes objects that a reachability pass over the
@@ -50,6 +52,23 @@ const DefaultGrace = 2 * time.Second
 type Sweep struct {
 	l     *Local
 	start time.Time
+	// unpacked are objects this sweep wrote out of a pack it removed
+	// one of their neighbours from: their new object files are as old
+	// as the pack was.
+	unpacked map[Hash]bool
+	// dead are the objects the caller is about to delete (Dead); dropped
+	// those of them left out of a pack it unpacked.
+	dead, dropped map[Hash]bool
+}
+
+// Dead tells the sweep which objects it is about to be asked to delete, so
+// that a pack holding several of them is unpacked once, without them all.
+func (s *Sweep) Dead(hs []Hash) {
+	s.l.sweep.mu.Lock()
+	defer s.l.sweep.mu.Unlock()
+	for _, h := range hs {
+		s.dead[h] = true
+	}
 }
 
 // ErrSweepActive means another sweep of the same store is running.
@@ -68,7 +87,7 @@ func (l *Local) BeginSweep(grace time.Duration) (*Sweep, error) {
 	}
 	l.sweep.touched = map[Hash]struct{}{}
 	l.sweep.active.Store(true)
-	return &Sweep{l: l, start: time.Now().Add(-grace)}, nil
+	return &Sweep{l: l, start: time.Now().Add(-grace), unpacked: map[Hash]bool{}, dead: map[Hash]bool{}, dropped: map[Hash]bool{}}, nil
 }
 
 // Delete removes object h unless it was stored or referenced since the
@@ -79,15 +98,18 @@ func (s *Sweep) Delete(h Hash) (deleted bool, err error) {
 	if _, ok := s.l.sweep.touched[h]; ok {
 		return false, nil
 	}
+	if s.dropped[h] {
+		return true, nil
+	}
 	p := s.l.Path(h)
 	changed, err := inodeChange(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return s.deletePacked(h)
+	}
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return false, nil
-		}
 		return false, fmt.Errorf("delete object %s: %w", h, err)
 	}
-	if !changed.Before(s.start) {
+	if !changed.Before(s.start) && !s.unpacked[h] {
 		return false, nil
 	}
 	s.l.forget(h)
@@ -100,13 +122,55 @@ func (s *Sweep) Delete(h Hash) (deleted bool, err error) {
 	return true, nil
 }
 
+// deletePacked removes the packed copy of h: its pack is unpacked without
+// it, under the same guard on the pack's change time.
+func (s *Sweep) deletePacked(h Hash) (bool, error) {
+	r, ok := s.l.findPacked(h, true)
+	if !ok {
+		return false, nil
+	}
+	changed, err := inodeChange(r.p.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("delete object %s: %w", h, err)
+	}
+	if !changed.Before(s.start) {
+		return false, nil
+	}
+	drop := map[Hash]bool{h: true}
+	for _, e := range r.p.ents {
+		o := hashid.FromDigest(e.digest)
+		if _, touched := s.l.sweep.touched[o]; !s.dead[o] || touched {
+			continue
+		}
+		if _, err := os.Lstat(s.l.Path(o)); err == nil {
+			continue // its object file goes by its own Delete
+		}
+		drop[o] = true
+	}
+	for o := range drop {
+		s.l.forget(o)
+	}
+	if err := s.l.unpack(r, drop, s.unpacked); err != nil {
+		return false, fmt.Errorf("delete object %s: %w", h, err)
+	}
+	for o := range drop {
+		s.dropped[o] = true
+	}
+	return true, nil
+}
+
 // SyncDirs makes the deletions durable: one fsync per shard directory
 // that lost an object (so a sweep of many objects costs one fsync per
 // directory, not per object).
 func (s *Sweep) SyncDirs(deleted []Hash) error {
 	dirs := map[string]bool{}
 	for _, h := range deleted {
-		dirs[filepath.Dir(s.l.Path(h))] = true
+		if !s.dropped[h] { // a packed copy's pack is durably gone already
+			dirs[filepath.Dir(s.l.Path(h))] = true
+		}
 	}
 	for d := range dirs {
 		if err := syncDir(d); err != nil {

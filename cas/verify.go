@@ -38,10 +38,18 @@ type trustCache struct{ m sync.Map }
 // content; the caller then writes the good bytes over it.
 func (l *Local) existing(h Hash) (ok, corrupt bool, err error) {
 	fi, err := os.Lstat(l.Path(h))
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, fs.ErrNotExist) {
+		// A packed copy, trusted on the stamp of its pack.
+		r, ok := l.findPacked(h, false)
+		if !ok {
 			return false, false, nil
 		}
+		fi, err = os.Lstat(r.p.path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, false, nil // unpacked since: stored again at worst
+		}
+	}
+	if err != nil {
 		return false, false, fmt.Errorf("object %s: %w", h, err)
 	}
 	if s, hit := l.trusted.m.Load(h); hit && s.(stamp) == stampOf(fi) {

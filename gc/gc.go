@@ -136,6 +136,15 @@ func Collect(o Options) (*Result, error) {
 // sweepDead deletes (or, dry, counts) the objects no live record needs.
 func sweepDead(o Options, sweep *cas.Sweep, objects []cas.Info, live map[index.Hash]bool, res *Result) error {
 	var deleted []cas.Hash
+	if !o.DryRun {
+		var dead []cas.Hash
+		for _, i := range objects {
+			if !live[i.Hash] {
+				dead = append(dead, i.Hash)
+			}
+		}
+		sweep.Dead(dead) // a pack of several is unpacked once
+	}
 	for _, i := range objects {
 		if live[i.Hash] {
 			continue

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/ckfs-dev/ckfs/cas"
 )
 
 // TestKillDuringRmOfAnOldTree deletes a tree that was there before the
@@ -79,6 +81,11 @@ done`, dirs, files))
 	}
 	if err := json.Unmarshal([]byte(w.ckfs("status", "--json")), &st); err != nil || st.Daemon.Batched < dirs*files {
 		t.Errorf("status: %d pre-images batched (%v), want most of the %d files", st.Daemon.Batched, err, 2*dirs*files)
+	}
+	// The batches' pre-images went into packs, a file per batch, not an
+	// object file each.
+	if n := cas.PackedObjects(w.store); n < dirs*files {
+		t.Errorf("%d objects packed, want most of the %d files deleted", n, 2*dirs*files)
 	}
 	w.ckfs("rewind", "--files", "--to", "rm2")
 	check("tree2", "after a rewind of the whole delete")

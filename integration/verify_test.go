@@ -158,3 +158,49 @@ func TestBadTimelineLinesAreQuarantined(t *testing.T) {
 		t.Errorf("a.txt after the repair and a rewind to before w2: %q", got)
 	}
 }
+
+// The pre-images of a tree deleted in batches are kept in packs. A pack
+// whose index is damaged is reported by ckfs verify, with the checkpoints
+// that need its objects; --repair moves it to quarantine whole and
+// recovers the objects it held from the workspace files that hold them
+// again.
+func TestVerifyFindsADamagedPack(t *testing.T) {
+	w := mountWorkspace(t, `mkdir old && for f in $(seq 200); do echo "old file $f" > old/f$f; done`)
+	w.window("rm", "rm -rf old")
+	w.ckfs("rewind", "--files", "--to", "rm")
+	w.unmount()
+	packs, _ := filepath.Glob(filepath.Join(w.store, "packs", "*.pack"))
+	if len(packs) == 0 {
+		t.Fatal("no pack after deleting 200 files from before the mount")
+	}
+	b, err := os.ReadFile(packs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)-40] ^= 1 // in the trailer's digest of the index
+	os.Chmod(packs[0], 0o644)
+	if err := os.WriteFile(packs[0], b, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	out, code := w.exitCode(nil, "verify", "--json")
+	var r struct {
+		verifyOut
+		Damaged []string `json:"damaged_packs"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil || code != 1 {
+		t.Fatalf("verify: exit %d, %v\n%s", code, err, out)
+	}
+	if len(r.Damaged) != 1 || !strings.Contains(r.Damaged[0], packs[0]) || len(r.Missing) == 0 || r.Clean {
+		t.Fatalf("verify of a damaged pack found %+v", r)
+	}
+	out, _ = w.exitCode(nil, "verify", "--repair")
+	if !strings.Contains(out, "moved damaged pack") || !strings.Contains(out, "recovered missing object") {
+		t.Fatalf("verify --repair:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(w.store, "quarantine", filepath.Base(packs[0]))); err != nil {
+		t.Errorf("the damaged pack is not in quarantine: %v", err)
+	}
+	if out := w.ckfs("verify"); !strings.Contains(out, "ok: every object verifies") {
+		t.Fatalf("verify after the repair:\n%s", out)
+	}
+}

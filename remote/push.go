@@ -318,8 +318,8 @@ func (u *uploader) objects(ctx context.Context, hs []cas.Hash) error {
 // object uploads one local object, checked against its address first: the
 // bucket never gets bytes the local store would refuse.
 func (u *uploader) object(ctx context.Context, h cas.Hash) error {
-	raw, err := os.ReadFile(u.local.Path(h))
-	if errors.Is(err, fs.ErrNotExist) {
+	raw, err := u.local.Raw(h)
+	if errors.Is(err, cas.ErrNotFound) {
 		u.count(func() { u.res.Missing++ })
 		return nil
 	}

@@ -37,6 +37,9 @@ type testStore struct {
 	local *cas.Local
 	w     *index.Writer
 	n     int
+	// packed: window stores its contents in a pack, as a batch of
+	// pre-images does.
+	packed bool
 }
 
 func newTestStore(t testing.TB) *testStore {
@@ -64,7 +67,13 @@ func (s *testStore) window(path, before, after string) string {
 		if c == "" {
 			return &index.State{Type: index.TypeAbsent}
 		}
-		h, _, err := s.local.Put([]byte(c))
+		put := s.local.Put
+		if s.packed {
+			b := s.local.NewPack()
+			defer b.Commit()
+			put = b.Put
+		}
+		h, _, err := put([]byte(c))
 		if err != nil {
 			s.t.Fatal(err)
 		}
@@ -150,6 +159,22 @@ func TestAgainstSeaweedFS(t *testing.T) {
 			if got, err := os.ReadFile(filepath.Join(dir, f)); err != nil || !bytes.Equal(got, want) {
 				t.Errorf("%s restored as %q (%v), want %q", f, got, err, want)
 			}
+		}
+	})
+	t.Run("packed objects are pushed and restored", func(t *testing.T) {
+		b := open(t, endpoint)
+		s := newTestStore(t)
+		s.packed = true
+		s.window("p.txt", "", "kept in a pack\n")
+		if res, err := s.push(b, "wsP"); err != nil || res.Missing != 0 || res.Uploaded == 0 {
+			t.Fatalf("push: %+v, %v", res, err)
+		}
+		dir := filepath.Join(t.TempDir(), "out")
+		if _, err := Restore(context.Background(), b, RestoreOptions{Workspace: "wsP", Dir: dir}); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := os.ReadFile(filepath.Join(dir, "p.txt")); err != nil || string(got) != "kept in a pack\n" {
+			t.Errorf("p.txt restored as %q, %v", got, err)
 		}
 	})
 	t.Run("a path as long as the kernel allows is pushed and restored", func(t *testing.T) {

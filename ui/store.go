@@ -83,6 +83,7 @@ func Verify(out io.Writer, r *verify.Report) {
 		}
 	}
 	list("corrupt object", r.Corrupt)
+	list("damaged pack (its objects are missing)", r.DamagedPacks)
 	list("missing object", r.Missing)
 	if r.Tail != "" {
 		fmt.Fprintf(out, "  timeline: %s\n", r.Tail)

@@ -75,7 +75,7 @@ func quarantine(store string, s *cas.Local, c string) error {
 	if err := os.MkdirAll(q, 0o700); err != nil {
 		return err
 	}
-	return os.Rename(s.Path(h), filepath.Join(q, h.Hex()))
+	return s.Evict(h, filepath.Join(q, h.Hex()))
 }
 
 // workspaceDir opens the root the store serves, for reading beneath it

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 
@@ -28,6 +29,7 @@ type Report struct {
 	Objects         int      `json:"objects"`
 	Bytes           int64    `json:"bytes"`
 	Corrupt         []string `json:"corrupt_objects,omitempty"`
+	DamagedPacks    []string `json:"damaged_packs,omitempty"` // packs whose index cannot be read: their objects are missing
 	Records         int      `json:"records"`
 	Watermark       uint64   `json:"watermark,omitempty"`          // checkpoints before it were collected by ckfs gc
 	Tail            string   `json:"timeline_tail,omitempty"`      // a torn or bad line
@@ -41,6 +43,8 @@ type Report struct {
 	// whole, and the command exits non-zero.
 	Unrepaired []string `json:"unrepaired,omitempty"`
 	Clean      bool     `json:"clean"`
+
+	damagedPacks []string // their paths
 }
 
 // orphanAge is how old a temp file must be to count as left by a crash
@@ -99,6 +103,11 @@ func Store(store string, repair bool, now time.Time, bar Progress) (*Report, err
 			bad[h.String()] = true
 		}
 	}
+	for p, why := range s.DamagedPacks() {
+		r.DamagedPacks = append(r.DamagedPacks, p+": "+why)
+		r.damagedPacks = append(r.damagedPacks, p)
+	}
+	slices.Sort(r.DamagedPacks)
 	r.Unrestorable = unrestorable(recs, bad, r.Watermark)
 	if ents, err := os.ReadDir(s.TempDir()); err == nil {
 		for _, e := range ents {
@@ -117,7 +126,7 @@ func Store(store string, repair bool, now time.Time, bar Progress) (*Report, err
 	if repair {
 		r.repair(store, s, recs, convTorn)
 	}
-	r.Clean = len(r.Corrupt) == 0 && len(r.Missing) == 0 && r.Tail == "" && len(r.OrphanTemps) == 0 && len(r.PendingJournals) == 0 && len(r.ConvTails) == 0
+	r.Clean = len(r.Corrupt) == 0 && len(r.Missing) == 0 && len(r.DamagedPacks) == 0 && r.Tail == "" && len(r.OrphanTemps) == 0 && len(r.PendingJournals) == 0 && len(r.ConvTails) == 0
 	return r, nil
 }
 
@@ -154,6 +163,15 @@ func (r *Report) repair(store string, s *cas.Local, recs []index.Record, convTor
 			r.Repaired = append(r.Repaired, fmt.Sprintf("moved corrupt object %s to %s (no file holds its content now; what needed it is unrestorable)", c, QuarantineDir))
 		}
 		r.Unrepaired = append(r.Unrepaired, "corrupt object "+c+": its content is lost")
+	}
+	for _, p := range r.damagedPacks {
+		// Kept whole: its objects' bytes may still help a person.
+		q := workspace.Layout(store).Quarantine()
+		if err := os.MkdirAll(q, 0o700); err == nil {
+			if err := os.Rename(p, filepath.Join(q, filepath.Base(p))); err == nil {
+				r.Repaired = append(r.Repaired, fmt.Sprintf("moved damaged pack %s to %s (its index cannot be read; the objects it held are missing)", p, QuarantineDir))
+			}
+		}
 	}
 	done, left = recoverObjects(store, s, recs, r.Missing, "missing")
 	r.Repaired = append(r.Repaired, done...)

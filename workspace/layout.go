@@ -29,6 +29,9 @@ func (l Layout) Meta() string { return filepath.Join(string(l), "store.json") }
 // Objects is the object tree.
 func (l Layout) Objects() string { return filepath.Join(string(l), "objects") }
 
+// Packs is the directory of packs: objects stored a batch to a file.
+func (l Layout) Packs() string { return filepath.Join(string(l), "packs") }
+
 // Timeline is the file timeline; TimelineCache its derived cache.
 func (l Layout) Timeline() string      { return filepath.Join(string(l), index.TimelineFile) }
 func (l Layout) TimelineCache() string { return index.CachePath(l.Timeline()) }

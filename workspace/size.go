@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"path/filepath"
 
+	"github.com/ckfs-dev/ckfs/cas"
 	"github.com/ckfs-dev/ckfs/session"
 )
 
@@ -21,9 +22,11 @@ func DirBytes(dir string) int64 {
 	return n
 }
 
-// ObjectBytes sums the size of every object file of a store (one stat
-// each, no reads).
-func ObjectBytes(store string) int64 { return DirBytes(Layout(store).Objects()) }
+// ObjectBytes sums the size of every object file and pack of a store (one
+// stat each, no reads).
+func ObjectBytes(store string) int64 {
+	return DirBytes(Layout(store).Objects()) + DirBytes(Layout(store).Packs())
+}
 
 // WindowSessions maps the windows the agent hooks opened (named by tool
 // call ids) to their sessions, from ckfs's session logs.
@@ -59,5 +62,5 @@ func (w *Workspace) Usage() (bytes int64, objects int) {
 		}
 		return nil
 	})
-	return bytes, objects
+	return bytes, objects + cas.PackedObjects(store)
 }
