@@ -4,7 +4,8 @@
 // (docs/format.md, section 4 rule 3). It does that work with ckfs's own
 // store code and nothing else — no FUSE, no timeline — the way a batch of
 // pre-images does it (capture/prefetch.go: up to 1,024 files a batch, on
-// every CPU, one Sync of the store per batch), side by side with a native
+// every CPU, one pack per batch; and as it did before packs, an object
+// file each and one Sync of the store per batch), side by side with a native
 // rm -rf of the same tree, each run on a fresh copy, rounds interleaved.
 //
 //	go run ./bench/floor [-n 3] [-only "no sync,then rm"]
@@ -63,6 +64,12 @@ func main() {
 			storeTree(tree, store, true)
 			sh("rm -rf " + tree)
 		}},
+		// What capture does since packs: a batch is one pack file.
+		{"store every file in a pack per 1,024", nil, func(tree, store string) { packTree(tree, store) }},
+		{"store every file in a pack per 1,024, then rm -rf", nil, func(tree, store string) {
+			packTree(tree, store)
+			sh("rm -rf " + tree)
+		}},
 	}
 	// The native rm -rf always runs: every ratio is to it.
 	rows = append(rows[:1:1], benchkit.Select(rows[1:], *only, func(r row) string { return r.name })...)
@@ -111,6 +118,27 @@ func storeTree(tree, dir string, sync bool) {
 		_, _, err = s.PutDeferred(data)
 		benchkit.Check(err)
 	}, after)
+}
+
+// packTree stores every regular file under tree in a fresh store, a pack
+// per batch, each committed (made durable) once the batch is through.
+func packTree(tree, dir string) {
+	s, err := cas.Open(dir, nil)
+	benchkit.Check(err)
+	var b cas.Batch
+	next := func() {
+		if b != nil {
+			benchkit.Check(b.Commit())
+		}
+		b = s.NewPack()
+	}
+	next()
+	batches(tree, func(p string) {
+		data, err := os.ReadFile(p)
+		benchkit.Check(err)
+		_, _, err = b.Put(data)
+		benchkit.Check(err)
+	}, next)
 }
 
 // batches calls f on every regular file under tree, batchFiles at a time

@@ -26,10 +26,11 @@ func newVerifyCmd() *cobra.Command {
 		Use:   "verify [DIR]",
 		Short: "Check the store: rehash every object, check every reference",
 		Long: `Rehash every object, check that every record's object exists, and report a
-torn or bad timeline line, temp files left by a crash, unfinished rewinds,
-and the checkpoints that can no longer be fully restored. Safe while
-mounted. --repair recovers a corrupt object from any workspace file that
-still holds its content (and moves one no file holds to quarantine/ in the
+torn or bad timeline line, a pack whose index is damaged, temp files left
+by a crash, unfinished rewinds, and the checkpoints that can no longer be
+fully restored. Safe while mounted. --repair recovers a corrupt or missing
+object from any workspace file that still holds its content (and moves a
+corrupt one no file holds, and a damaged pack, to quarantine/ in the
 store), removes orphan temp files, and moves every bad timeline line (a
 torn append, garbage, a duplicate seq, an oversized line) verbatim to
 quarantine/ in the store so that the good records load again (when the
