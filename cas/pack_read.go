@@ -22,7 +22,7 @@ import (
 type packSet struct {
 	mu      sync.RWMutex
 	packs   map[string]*packFile // by path
-	at      map[[HashSize]byte]packRef
+	at      map[[HashSize]byte]packLoc
 	damaged map[string]error // packs whose index cannot be read, by path
 	seen    stamp            // packs/ when last listed
 }
@@ -38,6 +38,15 @@ type packRef struct {
 	e packEntry
 }
 
+// packLoc is a packRef as the set keeps it, small: its pack and the
+// entry's index there.
+type packLoc struct {
+	p *packFile
+	i uint32
+}
+
+func (l packLoc) ref() packRef { return packRef{p: l.p, e: l.p.ents[l.i]} }
+
 // add records a pack this Local just wrote.
 func (s *packSet) add(path string, ents []packEntry) {
 	s.mu.Lock()
@@ -47,11 +56,11 @@ func (s *packSet) add(path string, ents []packEntry) {
 
 func (s *packSet) addLocked(p *packFile) {
 	if s.packs == nil {
-		s.packs, s.at = map[string]*packFile{}, map[[HashSize]byte]packRef{}
+		s.packs, s.at = map[string]*packFile{}, map[[HashSize]byte]packLoc{}
 	}
 	s.packs[p.path] = p
-	for _, e := range p.ents {
-		s.at[e.digest] = packRef{p: p, e: e}
+	for i, e := range p.ents {
+		s.at[e.digest] = packLoc{p: p, i: uint32(i)}
 	}
 }
 
@@ -78,18 +87,20 @@ func (l *Local) findPacked(h Hash, fresh bool) (packRef, bool) {
 	}
 	s := &l.packs
 	s.mu.RLock()
-	r, ok := s.at[d]
+	loc, ok := s.at[d]
 	s.mu.RUnlock()
 	if ok {
-		return r, true
+		return loc.ref(), true
 	}
 	if !l.rescanPacks(fresh) {
 		return packRef{}, false
 	}
 	s.mu.RLock()
-	r, ok = s.at[d]
-	s.mu.RUnlock()
-	return r, ok
+	defer s.mu.RUnlock()
+	if loc, ok = s.at[d]; !ok {
+		return packRef{}, false
+	}
+	return loc.ref(), true
 }
 
 // rescanPacks lists packs/ and reads the index of every pack not known
@@ -149,7 +160,7 @@ func (l *Local) rescanPacks(force bool) bool {
 		}
 	}
 	if s.packs == nil {
-		s.packs, s.at = map[string]*packFile{}, map[[HashSize]byte]packRef{}
+		s.packs, s.at = map[string]*packFile{}, map[[HashSize]byte]packLoc{}
 	}
 	return true
 }
