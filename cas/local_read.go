@@ -237,8 +237,12 @@ func (l *Local) Delete(h Hash) error {
 			return err
 		}
 	}
-	// A packed copy goes too: its pack is unpacked without it.
-	if r, ok := l.findPacked(h, true); ok {
+	// Packed copies go too: each pack is unpacked without it.
+	for {
+		r, ok := l.findPacked(h, true)
+		if !ok {
+			break
+		}
 		if err := l.unpack(r, map[Hash]bool{h: true}, nil); err != nil {
 			return fmt.Errorf("delete object %s: %w", h, err)
 		}

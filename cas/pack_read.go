@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -20,9 +21,13 @@ import (
 // where a miss would be an error (a read), and only when the directory
 // changed where a miss costs a duplicate at most (a put's check).
 type packSet struct {
-	mu      sync.RWMutex
-	packs   map[string]*packFile // by path
-	at      map[[HashSize]byte]packLoc
+	mu    sync.RWMutex
+	packs map[string]*packFile // by path
+	at    map[[HashSize]byte]packLoc
+	// dups are further packed copies of objects at names one (two packs
+	// written at once may hold the same object): one takes its place
+	// when its pack goes.
+	dups    map[[HashSize]byte][]packLoc
 	damaged map[string]error // packs whose index cannot be read, by path
 	seen    stamp            // packs/ when last listed
 }
@@ -60,7 +65,15 @@ func (s *packSet) addLocked(p *packFile) {
 	}
 	s.packs[p.path] = p
 	for i, e := range p.ents {
-		s.at[e.digest] = packLoc{p: p, i: uint32(i)}
+		loc := packLoc{p: p, i: uint32(i)}
+		if _, ok := s.at[e.digest]; !ok {
+			s.at[e.digest] = loc
+			continue
+		}
+		if s.dups == nil {
+			s.dups = map[[HashSize]byte][]packLoc{}
+		}
+		s.dups[e.digest] = append(s.dups[e.digest], loc)
 	}
 }
 
@@ -72,8 +85,18 @@ func (s *packSet) dropLocked(path string) {
 	}
 	delete(s.packs, path)
 	for _, e := range p.ents {
-		if r, ok := s.at[e.digest]; ok && r.p == p {
-			delete(s.at, e.digest)
+		d := e.digest
+		others := slices.DeleteFunc(s.dups[d], func(l packLoc) bool { return l.p == p })
+		if loc, ok := s.at[d]; ok && loc.p == p {
+			delete(s.at, d)
+			if len(others) > 0 {
+				s.at[d], others = others[0], others[1:]
+			}
+		}
+		if len(others) == 0 {
+			delete(s.dups, d)
+		} else {
+			s.dups[d] = others
 		}
 	}
 }
@@ -309,6 +332,9 @@ func (l *Local) Raw(h Hash) ([]byte, error) {
 func (l *Local) unpack(r packRef, drop map[Hash]bool, exploded map[Hash]bool) error {
 	f, err := os.Open(r.p.path)
 	if errors.Is(err, fs.ErrNotExist) {
+		l.packs.mu.Lock()
+		l.packs.dropLocked(r.p.path)
+		l.packs.mu.Unlock()
 		return nil
 	}
 	if err != nil {

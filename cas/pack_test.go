@@ -382,3 +382,48 @@ func TestSweepOfAPackOfDeadObjects(t *testing.T) {
 		}
 	}
 }
+
+// Two packs written at once may both hold an object: a delete takes it
+// out of both, and a collection does not count it gone while a pack still
+// holds it.
+func TestAnObjectInTwoPacks(t *testing.T) {
+	for _, sweep := range []bool{false, true} {
+		s := newLocal(t, nil)
+		c, other := []byte("in both packs"), []byte("beside it")
+		b1, b2 := s.NewPack(), s.NewPack()
+		b1.Put(c)
+		b1.Put(other)
+		b2.Put(c)
+		if err := b1.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if err := b2.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		h := cas.Sum(c)
+		if sweep {
+			sw, _ := s.BeginSweep(-1)
+			sw.Dead([]cas.Hash{h})
+			first, err1 := sw.Delete(h)
+			second, err2 := sw.Delete(h)
+			sw.End()
+			if err1 != nil || err2 != nil || first || !second {
+				t.Errorf("sweep: deleted %v (%v) with a second copy left, then %v (%v)", first, err1, second, err2)
+			}
+		} else if err := s.Delete(h); err != nil {
+			t.Fatal(err)
+		}
+		fresh, err := cas.Open(s.Dir(), nil) // reads every pack's index anew
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range []*cas.Local{s, fresh} {
+			if ok, _ := st.Has(h); ok {
+				t.Errorf("sweep %v: the object is still there", sweep)
+			}
+		}
+		if got, err := s.Get(cas.Sum(other)); err != nil || !bytes.Equal(got, other) {
+			t.Errorf("sweep %v: its neighbour: %v", sweep, err)
+		}
+	}
+}

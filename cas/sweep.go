@@ -156,10 +156,14 @@ func (s *Sweep) deletePacked(h Hash) (bool, error) {
 	if err := s.l.unpack(r, drop, s.unpacked); err != nil {
 		return false, fmt.Errorf("delete object %s: %w", h, err)
 	}
+	// Another pack may hold a copy too (two written at once): such an
+	// object is not gone yet, and its Delete takes that pack next.
 	for o := range drop {
-		s.dropped[o] = true
+		if _, still := s.l.findPacked(o, false); !still {
+			s.dropped[o] = true
+		}
 	}
-	return true, nil
+	return s.dropped[h], nil
 }
 
 // SyncDirs makes the deletions durable: one fsync per shard directory
