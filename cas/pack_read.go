@@ -195,24 +195,12 @@ func readPack(path string) (*packFile, error) {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
+	size, off, n, err := packTrailerOf(f)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("pack %s: %w", path, err)
 	}
-	size := fi.Size()
 	var hdr [packHeaderSize]byte
-	var trailer [packTrailer]byte
-	if size < packHeaderSize+packTrailer {
-		return nil, fmt.Errorf("pack %s: %w: %d bytes is too short", path, ErrCorrupt, size)
-	}
 	if _, err := f.ReadAt(hdr[:], 0); err != nil {
-		return nil, fmt.Errorf("pack %s: %w", path, err)
-	}
-	if _, err := f.ReadAt(trailer[:], size-packTrailer); err != nil {
-		return nil, fmt.Errorf("pack %s: %w", path, err)
-	}
-	off, n, err := decodePackTrailer(trailer[:], size)
-	if err != nil {
 		return nil, fmt.Errorf("pack %s: %w", path, err)
 	}
 	tail := make([]byte, size-off)
@@ -224,6 +212,25 @@ func readPack(path string) (*packFile, error) {
 		return nil, fmt.Errorf("pack %s: %w", path, err)
 	}
 	return &packFile{path: path, ents: ents}, nil
+}
+
+// packTrailerOf reads the trailer of the pack f: its size, where its
+// index starts and how many objects it lists.
+func packTrailerOf(f *os.File) (size, indexOff int64, count int, err error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	size = fi.Size()
+	if size < packHeaderSize+packTrailer {
+		return 0, 0, 0, fmt.Errorf("%w: %d bytes is too short", ErrCorrupt, size)
+	}
+	var t [packTrailer]byte
+	if _, err := f.ReadAt(t[:], size-packTrailer); err != nil {
+		return 0, 0, 0, err
+	}
+	indexOff, count, err = decodePackTrailer(t[:], size)
+	return size, indexOff, count, err
 }
 
 // DamagedPacks lists the packs whose index cannot be read, with why: the
@@ -443,13 +450,8 @@ func PackedObjects(dir string) int {
 		if err != nil {
 			continue
 		}
-		var t [packTrailer]byte
-		if fi, err := f.Stat(); err == nil && fi.Size() >= packHeaderSize+packTrailer {
-			if _, err := f.ReadAt(t[:], fi.Size()-packTrailer); err == nil {
-				if _, c, err := decodePackTrailer(t[:], fi.Size()); err == nil {
-					n += c
-				}
-			}
+		if _, _, c, err := packTrailerOf(f); err == nil {
+			n += c
 		}
 		f.Close()
 	}
