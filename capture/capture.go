@@ -96,13 +96,15 @@ type Recorder struct {
 
 	// The post-image worker (postimage.go) takes the post-images of
 	// released handles off the request path.
-	pending  map[string]struct{} // paths whose last writable handle was released
-	inflight string              // the path whose image the worker is taking (while busy)
-	void     bool                // that image is void: the path changed again, or the period was flushed
-	work     *sync.Cond          // signals the worker (on mu)
-	idle     *sync.Cond          // signals that the worker has nothing to do (on mu)
-	busy     bool                // the worker is taking an image
-	done     chan struct{}       // closed when the worker has stopped
+	pending map[string]struct{} // paths whose last writable handle was released
+	// inflight are the paths whose images the worker is taking (while
+	// busy), each true once void: the path changed again, or the period
+	// was flushed.
+	inflight map[string]bool
+	work     *sync.Cond    // signals the worker (on mu)
+	idle     *sync.Cond    // signals that the worker has nothing to do (on mu)
+	busy     bool          // the worker is taking an image
+	done     chan struct{} // closed when the worker has stopped
 
 	// The counters are atomic: they are bumped on the request path and by
 	// the post-image worker outside mu, and read by status at any time.
@@ -198,8 +200,10 @@ func (r *Recorder) touch(pid uint32, rel string) error {
 	if len(r.pending) > 0 {
 		delete(r.pending, rel)
 	}
-	if r.busy && r.inflight == rel {
-		r.void = true
+	if r.busy {
+		if _, ok := r.inflight[rel]; ok {
+			r.inflight[rel] = true
+		}
 	}
 	if _, ok := r.touched[rel]; ok {
 		if r.clean(rel) {

@@ -6,8 +6,9 @@ import "sync"
 // released, its post-image is queued rather than taken on the request path
 // (reading, hashing and storing the file would hold up the next request,
 // as creating many small files shows). One goroutine takes the queued
-// images, reading each file outside the recorder's lock, and records it
-// only if nothing touched the path meanwhile: every hook on a path drops
+// images a batch at a time (stored as one pack), reading each file outside
+// the recorder's lock, and records it only if nothing touched the path
+// meanwhile: every hook on a path drops
 // its queued image and voids the one being taken, and every flush of the
 // period (a boundary, Flush, Close, a rewind) records every touched path
 // itself and voids whatever the worker is taking. So the worker can only
@@ -61,26 +62,61 @@ func (r *Recorder) postImages() {
 		if r.closed {
 			return
 		}
-		var rel string
-		for rel = range r.pending {
+		r.takeQueued()
+	}
+}
+
+// postBatch is how many queued post-images the worker takes at once, into
+// one pack where the store makes them: a burst of new files (an untar, a
+// generator) then costs the store a file per batch, not one per file.
+const postBatch = 256
+
+// takeQueued takes a batch of the queued post-images, reading the files
+// outside the recorder's lock, and records those whose paths nothing
+// touched meanwhile. r.mu is held.
+func (r *Recorder) takeQueued() {
+	r.inflight = make(map[string]bool, min(len(r.pending), postBatch))
+	paths := make([]string, 0, len(r.inflight))
+	for rel := range r.pending {
+		delete(r.pending, rel)
+		r.inflight[rel] = false
+		if paths = append(paths, rel); len(paths) == postBatch {
 			break
 		}
-		delete(r.pending, rel)
-		r.busy, r.inflight, r.void = true, rel, false
-		r.mu.Unlock()
-		st, reason, err := r.image(rel, deferredSink)
-		r.mu.Lock()
-		r.inflight = ""
-		if r.closed || r.void {
+	}
+	r.busy = true
+	r.mu.Unlock()
+	to := deferredSink
+	if p, ok := r.store.(packer); ok && len(paths) > 1 {
+		to.pack = p.NewPack()
+	}
+	ims := make([]image, len(paths))
+	for i, rel := range paths {
+		ims[i].st, ims[i].reason, ims[i].err = r.image(rel, to)
+	}
+	var perr error
+	if to.pack != nil {
+		// Visible at once, durable at the next sync of the store, as
+		// a deferred object is: before any record of it is.
+		perr = to.pack.CommitDeferred()
+	}
+	r.mu.Lock()
+	for i, rel := range paths {
+		if r.closed || r.inflight[rel] {
 			continue // the path changed again, or the period was flushed
 		}
 		if _, ok := r.touched[rel]; !ok {
 			continue
 		}
-		if r.finishAfter(rel, st, reason, err) == nil {
+		im := ims[i]
+		if perr != nil && im.err == nil && im.reason == "" {
+			im.err = perr
+		}
+		if r.finishAfter(rel, im.st, im.reason, im.err) == nil {
 			r.settle(rel)
 		}
 	}
+	r.inflight = nil
 }
 
 // QueueQuiet queues the post-images of touched paths that no operation
@@ -112,7 +148,10 @@ func (r *Recorder) QueueQuiet() {
 		if held[p] {
 			continue
 		}
-		if _, ok := r.pending[p]; ok || (r.busy && r.inflight == p) {
+		if _, ok := r.inflight[p]; ok {
+			continue
+		}
+		if _, ok := r.pending[p]; ok {
 			continue
 		}
 		if !r.calm[p] {

@@ -28,6 +28,20 @@ func (g *gatedStore) PutDeferred(b []byte) (cas.Hash, bool, error) {
 	return g.Local.PutDeferred(b)
 }
 
+// NewPack gates the puts of a pack (a batch of post-images) too.
+func (g *gatedStore) NewPack() cas.Batch { return &gatedPack{Batch: g.Local.NewPack(), g: g} }
+
+type gatedPack struct {
+	cas.Batch
+	g *gatedStore
+}
+
+func (p *gatedPack) Put(b []byte) (cas.Hash, bool, error) {
+	p.g.entered <- struct{}{}
+	<-p.g.let
+	return p.Batch.Put(b)
+}
+
 // open lets every later put through.
 func (g *gatedStore) open() {
 	go func() {
@@ -276,5 +290,56 @@ func TestBoundaryChecksSettledFilesInOnePass(t *testing.T) {
 	}
 	if got := e.lastAfterOf("gen/d1/f005.txt"); got != "v2\n" {
 		t.Errorf("the file changed behind its recorded post-image has post-image %q at the boundary, want v2", got)
+	}
+}
+
+// Post-images queued together are taken together, into one pack: a burst
+// of new files costs the store a file per batch rather than one each. A
+// path that changes again while its batch is taken gets no post-image from
+// the batch.
+func TestABurstOfPostImagesIsOnePack(t *testing.T) {
+	e, g := gated(t)
+	e.rec.OpenWindow("w1", "", "")
+	write := func(rel, content string) func() {
+		release, err := e.rec.WriterOpened(0, rel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(e.root, rel), []byte(content), 0o644)
+		return release
+	}
+	write("first.txt", "first\n")()
+	<-g.entered // the worker holds first.txt: the rest queue up
+	const n = 300
+	for i := range n {
+		write(fmt.Sprintf("f%03d", i), fmt.Sprintf("file %d\n", i))()
+	}
+	g.let <- struct{}{}
+	<-g.entered // the batch has read a file and is storing it
+	release := write("f007", "changed while its batch was taken\n")
+	g.let <- struct{}{}
+	g.open()
+	release()
+	e.rec.WaitPostImages()
+	if got := cas.PackedObjects(e.store); got < n-10 {
+		t.Errorf("%d post-images packed, want nearly all %d", got, n)
+	}
+	for _, r := range e.records() {
+		if r.Path == "f007" && r.Kind == index.KindAfter {
+			h, _ := cas.ParseHash(string(r.Hash))
+			if b, _ := e.cas.Get(h); string(b) == "file 7\n" {
+				t.Error("the batch recorded f007 as it was before it changed again")
+			}
+		}
+	}
+	e.rec.CloseWindow("w1")
+	for i := range n {
+		want := fmt.Sprintf("file %d\n", i)
+		if i == 7 {
+			want = "changed while its batch was taken\n"
+		}
+		if got := e.afterOf(fmt.Sprintf("f%03d", i)); got != want {
+			t.Fatalf("f%03d: post-image %q, want %q", i, got, want)
+		}
 	}
 }

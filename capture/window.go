@@ -168,7 +168,9 @@ func (r *Recorder) flushPeriod() error {
 	// Every post-image the worker has queued or is taking is recorded
 	// here instead; its late result will be void.
 	clear(r.pending)
-	r.void = r.busy
+	for p := range r.inflight {
+		r.inflight[p] = true
+	}
 	clear(r.owners) // the next period may have other windows
 	paths := make([]string, 0, len(r.touched))
 	for p := range r.touched {

@@ -108,19 +108,25 @@ func (l *Local) PutDeferred(data []byte) (Hash, bool, error) {
 	if err != nil || !isNew {
 		return h, false, err
 	}
-	final := l.Path(h)
-	l.pending.mu.Lock()
-	l.pending.n++
-	if l.pending.n <= syncEachMax {
-		l.pending.paths = append(l.pending.paths, final)
-	} else {
-		l.pending.paths = nil
-	}
-	l.pending.mu.Unlock()
+	l.pending.add(l.Path(h))
 	return h, true, nil
 }
 
-// Pending reports how many deferred objects await Sync.
+// add notes a file written without fsync (an object, a pack), which the
+// next Sync makes durable with the entry of it in its directory.
+func (p *pendingSet) add(path string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.n++
+	if p.n <= syncEachMax {
+		p.paths = append(p.paths, path)
+	} else {
+		p.paths = nil
+	}
+}
+
+// Pending reports how many files written deferred (objects, packs) await
+// Sync.
 func (l *Local) Pending() int {
 	l.pending.mu.Lock()
 	defer l.pending.mu.Unlock()

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/ckfs-dev/ckfs/internal/hashid"
 	"github.com/zeebo/blake3"
 )
 
@@ -164,6 +165,9 @@ type Batch interface {
 	Put(data []byte) (h Hash, isNew bool, err error)
 	// Commit makes every object put durable and part of the store.
 	Commit() error
+	// CommitDeferred makes every object put part of the store at once,
+	// and durable at the next Sync, as PutDeferred does.
+	CommitDeferred() error
 	// Abort drops what was put; after Commit it does nothing.
 	Abort()
 }
@@ -228,7 +232,13 @@ func (p *Pack) Put(data []byte) (Hash, bool, error) {
 // Commit makes the pack durable and its objects part of the store: the
 // index written, the file fsynced, renamed into packs/, and packs/
 // fsynced. A pack nothing was put in writes nothing.
-func (p *Pack) Commit() error {
+func (p *Pack) Commit() error { return p.finish(true) }
+
+// CommitDeferred is Commit without the fsyncs: the pack is in packs/ when
+// it returns, and the next Sync of the store makes it durable.
+func (p *Pack) CommitDeferred() error { return p.finish(false) }
+
+func (p *Pack) finish(sync bool) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.err != nil {
@@ -238,7 +248,7 @@ func (p *Pack) Commit() error {
 	if p.f == nil {
 		return nil
 	}
-	err := p.commit()
+	err := p.commit(sync)
 	if err != nil {
 		p.abort()
 		p.err = err
@@ -247,7 +257,7 @@ func (p *Pack) Commit() error {
 	return err
 }
 
-func (p *Pack) commit() error {
+func (p *Pack) commit(sync bool) error {
 	tail := encodePackIndex(p.ents, p.off)
 	if err := writeFull(p.l.wrapWriter(io.NewOffsetWriter(p.f, p.off)), tail); err != nil {
 		return fmt.Errorf("store pack: %w", err)
@@ -256,8 +266,10 @@ func (p *Pack) commit() error {
 	if err := p.f.Truncate(p.off + int64(len(tail))); err != nil {
 		return fmt.Errorf("store pack: %w", err)
 	}
-	if err := p.f.Sync(); err != nil {
-		return fmt.Errorf("store pack: fsync: %w", err)
+	if sync {
+		if err := p.f.Sync(); err != nil {
+			return fmt.Errorf("store pack: fsync: %w", err)
+		}
 	}
 	if err := p.f.Close(); err != nil {
 		return fmt.Errorf("store pack: %w", err)
@@ -271,17 +283,29 @@ func (p *Pack) commit() error {
 	sum := blake3.Sum256(tail)
 	name := hex.EncodeToString(sum[:16]) + ".pack"
 	final := filepath.Join(dir, name)
+	placed := true
 	if err := p.l.place(p.tmp, final); err != nil {
 		if !errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("store pack: %w", err)
 		}
 		os.Remove(p.tmp)
+		placed = false
 	}
 	p.tmp = ""
-	if err := syncDir(dir); err != nil {
+	if !sync {
+		p.l.pending.add(final)
+	} else if err := syncDir(dir); err != nil {
 		return fmt.Errorf("store pack: fsync %s: %w", dir, err)
 	}
 	p.l.packs.add(final, p.ents)
+	// Written by this Local: trusted as its object files are, until the
+	// pack's inode changes.
+	if fi, err := os.Lstat(final); err == nil && placed {
+		st := stampOf(fi)
+		for _, e := range p.ents {
+			p.l.trusted.m.Store(hashid.FromDigest(e.digest), st)
+		}
+	}
 	return nil
 }
 
