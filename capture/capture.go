@@ -103,7 +103,7 @@ type Recorder struct {
 	inflight map[string]bool
 	work     *sync.Cond    // signals the worker (on mu)
 	idle     *sync.Cond    // signals that the worker has nothing to do (on mu)
-	busy     bool          // the worker is taking an image
+	busy     bool          // the worker is taking images
 	done     chan struct{} // closed when the worker has stopped
 
 	// The counters are atomic: they are bumped on the request path and by

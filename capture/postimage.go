@@ -7,12 +7,12 @@ import "sync"
 // (reading, hashing and storing the file would hold up the next request,
 // as creating many small files shows). One goroutine takes the queued
 // images a batch at a time (stored as one pack), reading each file outside
-// the recorder's lock, and records it only if nothing touched the path
-// meanwhile: every hook on a path drops
-// its queued image and voids the one being taken, and every flush of the
-// period (a boundary, Flush, Close, a rewind) records every touched path
-// itself and voids whatever the worker is taking. So the worker can only
-// ever do early what the next boundary would do anyway.
+// the recorder's lock, and records one only if nothing touched its path
+// meanwhile: every hook on a path drops its queued image and voids the one
+// being taken, and every flush of the period (a boundary, Flush, Close, a
+// rewind) records every touched path itself and voids whatever the worker
+// is taking. So the worker can only ever do early what the next boundary
+// would do anyway.
 
 // queueAfter queues rel's post-image. r.mu is held.
 func (r *Recorder) queueAfter(rel string) {
