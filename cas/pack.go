@@ -292,10 +292,20 @@ func (p *Pack) commit(sync bool) error {
 		placed = false
 	}
 	p.tmp = ""
-	if !sync {
+	switch {
+	case !sync || !placed:
+		// A pack of that name was there (the same objects): it may be
+		// a deferred one, which the next Sync makes durable.
 		p.l.pending.add(final)
-	} else if err := syncDir(dir); err != nil {
-		return fmt.Errorf("store pack: fsync %s: %w", dir, err)
+		if sync {
+			if err := p.l.Sync(); err != nil {
+				return err
+			}
+		}
+	default:
+		if err := syncDir(dir); err != nil {
+			return fmt.Errorf("store pack: fsync %s: %w", dir, err)
+		}
 	}
 	p.l.packs.add(final, p.ents)
 	// Written by this Local: trusted as its object files are, until the
