@@ -3,6 +3,7 @@ package cas_test
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/ckfs-dev/ckfs/cas"
@@ -31,14 +32,7 @@ func TestPacksProperty(t *testing.T) {
 			for h := range model {
 				hs = append(hs, h)
 			}
-			// Sorted so that a draw replays.
-			for i := range hs {
-				for j := i + 1; j < len(hs); j++ {
-					if hs[j] < hs[i] {
-						hs[i], hs[j] = hs[j], hs[i]
-					}
-				}
-			}
+			slices.Sort(hs) // so that a draw replays
 			return rapid.SampledFrom(hs).Draw(rt, label), true
 		}
 		for range rapid.IntRange(1, 25).Draw(rt, "ops") {
@@ -77,7 +71,7 @@ func TestPacksProperty(t *testing.T) {
 				}
 				var dead []cas.Hash
 				for range rapid.IntRange(0, 3).Draw(rt, "dead") {
-					if h, ok := pick("dead one"); ok && !contains(dead, h) {
+					if h, ok := pick("dead one"); ok && !slices.Contains(dead, h) {
 						dead = append(dead, h)
 					}
 				}
@@ -117,13 +111,4 @@ func TestPacksProperty(t *testing.T) {
 			}
 		}
 	})
-}
-
-func contains(hs []cas.Hash, h cas.Hash) bool {
-	for _, x := range hs {
-		if x == h {
-			return true
-		}
-	}
-	return false
 }
