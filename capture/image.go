@@ -158,8 +158,8 @@ func (r *Recorder) putXAttrs(attrs map[string][]byte, to sink) (index.Hash, erro
 
 // sink says where an image's content goes: durable (a pre-image taken
 // alone: its content is about to disappear from the workspace) is stored
-// with fsync; otherwise the store may defer it, or it goes into pack, a
-// batch made durable together.
+// with fsync; otherwise the store may defer it, or it goes into pack (a
+// batch stored as one file).
 type sink struct {
 	durable bool
 	pack    cas.Batch

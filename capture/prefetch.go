@@ -21,8 +21,8 @@ import (
 // there takes the pre-images of a batch of untouched files with it: its
 // siblings, in directory order from it on, stored as one pack and made
 // durable together, one fsync of the pack and one fdatasync of their
-// records for the whole batch. Each batch of a period is twice the size of the one
-// before, up to prefetchMax files.
+// records for the whole batch. Each batch of a period is twice the size of
+// the one before, up to prefetchMax files.
 //
 // Once a period has taken a batch it is in bulk, and a batch follows the
 // order rm -rf works in: the first durable pre-image of any directory
