@@ -16,10 +16,11 @@ import (
 )
 
 // packSet is what a Local knows of packs/: every pack it has read the
-// index of, and where each packed object lies. Other processes add packs
-// (and remove them), so a lookup that misses lists packs/ again: always
-// where a miss would be an error (a read), and only when the directory
-// changed where a miss costs a duplicate at most (a put's check).
+// index of, and where each packed object lies. Packs this Local writes or
+// removes it notes itself. Other processes add packs (and remove them), so
+// a lookup that misses where a miss would be an error (a read) lists
+// packs/ again; a put's check, where a miss costs a duplicate at most,
+// lists it only once (a put is on the request path: no syscall for it).
 type packSet struct {
 	mu    sync.RWMutex
 	packs map[string]*packFile // by path
@@ -29,7 +30,6 @@ type packSet struct {
 	// when its pack goes.
 	dups    map[[HashSize]byte][]packLoc
 	damaged map[string]error // packs whose index cannot be read, by path
-	seen    stamp            // packs/ when last listed
 }
 
 type packFile struct {
@@ -130,22 +130,19 @@ func (l *Local) findPacked(h Hash, fresh bool) (packRef, bool) {
 // yet; it forgets packs that are gone. It reports whether it looked.
 func (l *Local) rescanPacks(force bool) bool {
 	dir := filepath.Join(l.dir, "packs")
-	fi, err := os.Stat(dir)
-	if err != nil {
-		return false // no pack was ever written
-	}
-	changed := stampOf(fi)
 	s := &l.packs
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !force && s.packs != nil && changed == s.seen {
+	if !force && s.packs != nil {
 		return false
+	}
+	if s.packs == nil {
+		s.packs, s.at = map[string]*packFile{}, map[[HashSize]byte]packLoc{}
 	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return false
+		return false // no pack was ever written
 	}
-	s.seen = changed
 	here := map[string]bool{}
 	for _, e := range ents {
 		if !strings.HasSuffix(e.Name(), ".pack") {
@@ -181,9 +178,6 @@ func (l *Local) rescanPacks(force bool) bool {
 		if !here[p] {
 			delete(s.damaged, p)
 		}
-	}
-	if s.packs == nil {
-		s.packs, s.at = map[string]*packFile{}, map[[HashSize]byte]packLoc{}
 	}
 	return true
 }
