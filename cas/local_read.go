@@ -15,21 +15,17 @@ import (
 )
 
 // openFile opens the bytes of object h: its object file, or else its
-// packed copy. stored is how many bytes they are.
+// packed copy. stored is how many bytes a packed copy is, -1 for an
+// object file (its size is the file's: see storedSize).
 func (l *Local) openFile(h Hash) (f *os.File, r io.Reader, stored int64, err error) {
 	for range 3 {
 		f, err = os.Open(l.Path(h))
 		if err == nil {
-			fi, err := f.Stat()
-			if err != nil {
-				f.Close()
-				return nil, nil, 0, fmt.Errorf("object %s: %w", h, err)
-			}
 			r = f
 			if l.opts.WrapReader != nil {
 				r = l.opts.WrapReader(f)
 			}
-			return f, r, fi.Size(), nil
+			return f, r, -1, nil
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
 			return nil, nil, 0, fmt.Errorf("object %s: %w", h, err)
@@ -42,6 +38,18 @@ func (l *Local) openFile(h Hash) (f *os.File, r io.Reader, stored int64, err err
 		// is there now, unless it was the one collected.
 	}
 	return nil, nil, 0, fmt.Errorf("object %s: %w", h, ErrNotFound)
+}
+
+// storedSize is how many bytes the object openFile opened as f is.
+func storedSize(f *os.File, stored int64) (int64, error) {
+	if stored >= 0 {
+		return stored, nil
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
 }
 
 // corrupt wraps ErrCorrupt with the object's name and file.
@@ -62,8 +70,8 @@ func (l *Local) Get(h Hash) ([]byte, error) {
 	}
 	defer f.Close()
 	var raw []byte
-	if stored < 1<<40 {
-		raw = make([]byte, 0, stored+1) // +1: io.ReadAll-style EOF probe without regrowth
+	if n, err := storedSize(f, stored); err == nil && n < 1<<40 {
+		raw = make([]byte, 0, n+1) // +1: io.ReadAll-style EOF probe without regrowth
 	}
 	raw, err = readAll(r, raw)
 	if err != nil {
@@ -178,6 +186,9 @@ func (l *Local) Stat(h Hash) (Info, error) {
 		return Info{}, err
 	}
 	defer f.Close()
+	if stored, err = storedSize(f, stored); err != nil {
+		return Info{}, err
+	}
 	return l.statOpen(h, r, stored)
 }
 
