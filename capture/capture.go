@@ -93,6 +93,7 @@ type Recorder struct {
 	bulk    bool                   // this period has taken a batch of pre-images
 	noBatch bool                   // the store filled up in a batch: none more this period
 	batch   int                    // the size of the period's next batch (0: prefetchFirst)
+	ahead   *batch                 // the batch taken ahead, off the lock (ahead.go)
 
 	// The post-image worker (postimage.go) takes the post-images of
 	// released handles off the request path.

@@ -83,6 +83,16 @@ func (r *Recorder) dirRun(dir string) *dirRun {
 // pre-images call for it. It reports whether rel was taken; false leaves
 // rel to touch's own pre-image.
 func (r *Recorder) prefetch(pid uint32, rel string) (bool, error) {
+	if r.ahead != nil && r.ahead.claims(rel) {
+		// rel's pre-image is being taken ahead: wait for it.
+		next := r.landAhead()
+		if _, ok := r.touched[rel]; ok {
+			r.unsettle(rel) // rel is changing now
+			r.noteTouched(rel, false)
+			r.startAhead(next)
+			return true, nil
+		}
+	}
 	// This runs on the first change of every path in a period: the
 	// checks that need no lock and no syscall come first.
 	if len(r.windows) > 1 || r.noBatch {
@@ -103,65 +113,79 @@ func (r *Recorder) prefetch(pid uint32, rel string) (bool, error) {
 	if err := r.src.Lstat(rel, &s); err != nil || s.Mode&unix.S_IFMT != unix.S_IFREG {
 		return false, nil // only an existing file needs a durable pre-image
 	}
+	// The tool went elsewhere than the batch taken ahead: that one
+	// lands first, so that the two never share a file.
+	if r.landAhead(); r.noBatch {
+		return false, nil // the store filled up in it
+	}
+	b := r.newBatch(r.ownerFor(pid))
+	defer b.abort()
+	limit, up := r.touchedAbove(dir)
+	b.choose(rel, false, limit, up && b.deep)
+	b.store()
+	b.keep()
+	n, err := r.land(b)
+	if err != nil {
+		return false, err
+	}
+	r.bulk = r.bulk || n > 0
+	if _, ok := r.touched[rel]; !ok {
+		return false, nil
+	}
+	r.unsettle(rel) // rel is changing now
+	r.noteTouched(rel, false)
+	r.startAhead(b)
+	return true, nil
+}
+
+// newBatch starts the period's next batch, of pre-images in own's window.
+func (r *Recorder) newBatch(own owner) *batch {
 	if r.batch == 0 {
 		r.batch = prefetchFirst
 	}
-	b := &batch{r: r, own: r.ownerFor(pid), max: r.batch, deep: r.bulk}
+	b := &batch{r: r, own: own, max: r.batch, deep: r.bulk}
+	r.batch = min(2*r.batch, prefetchMax)
 	if p, ok := r.store.(packer); ok {
 		b.to.pack = p.NewPack()
-		defer b.to.pack.Abort() // a no-op once committed
 	}
-	r.batch = min(2*r.batch, prefetchMax)
-	b.take(rel, b.images([]string{rel})[0])
-	b.dir(dir, path.Base(rel))
-	if limit, ok := r.touchedAbove(dir); ok && b.deep {
-		// On after dir in the directories above it, up to the nearest
-		// one the period has touched an entry of.
-		for cur := dir; cur != limit && !b.full(); cur = path.Dir(cur) {
-			b.dir(path.Dir(cur), path.Base(cur))
-		}
-	}
+	return b
+}
+
+// land records the pre-images a batch took (b.store, b.keep), unless the
+// store filled up: then no more batches this period, and the files are
+// taken alone, refused if they cannot be. It returns how many it
+// recorded. r.mu is held.
+func (r *Recorder) land(b *batch) (int, error) {
 	if len(b.recs) == 0 {
-		return false, nil
+		return 0, nil
 	}
 	if err := b.commit(); err != nil {
 		if b.diskFull || index.IsDiskFull(err) {
-			// The store is full: no more batches this period; rel is
-			// taken alone, and refused if it cannot be.
 			r.noBatch = true
-			return false, nil
+			return 0, nil
 		}
-		return false, err
+		return 0, err
 	}
 	if b.diskFull {
 		r.noBatch = true
 	}
-	r.bulk = true
-	took := false
 	for _, rec := range b.recs {
 		r.touched[rec.Path] = b.own
 		// Unchanged since its pre-image until an operation touches it:
 		// the boundary only checks its stat.
 		r.settle(rec.Path)
 		r.last[rec.Path], r.lastSeq[rec.Path] = *rec.State, rec.Seq
-		took = took || rec.Path == rel
 	}
 	r.count.records.Add(int64(len(b.recs)))
 	r.count.prefetched.Add(int64(len(b.recs)))
-	if took {
-		r.unsettle(rel) // rel is changing now
-		r.noteTouched(rel, false)
-	}
-	return took, nil
+	return len(b.recs), nil
 }
 
 // commit makes the batch's objects durable (its pack, then every object
 // pending) and appends its records.
 func (b *batch) commit() error {
-	if b.to.pack != nil {
-		if err := b.to.pack.Commit(); err != nil {
-			return err
-		}
+	if b.err != nil {
+		return b.err
 	}
 	if err := b.r.syncObjects(); err != nil {
 		return err
@@ -183,40 +207,101 @@ func (r *Recorder) touchedAbove(dir string) (string, bool) {
 	return "", false
 }
 
-// batch gathers the pre-images of one prefetch.
+// batch gathers the pre-images of one prefetch: it chooses its files
+// (choose, on r.mu), takes their images into one pack (store, on r.mu or
+// off it, ahead), and r.land records them.
 type batch struct {
 	r    *Recorder
 	to   sink // deferred, into one pack where the store makes them
 	own  owner
 	max  int
 	deep bool // go down into subdirectories, and on in the directories above
+
+	// What choose picked: files and symbolic links, in the order the
+	// tool is expected to reach them.
+	paths []string
+	bytes int64 // their sizes, as lstat told
+	// up and limit: the walk goes on in the directories above, up to
+	// limit, the nearest one the period had touched an entry of.
+	up    bool
+	limit string
+	// next is where the walk stopped once the batch was full: the first
+	// entry it left out (nextDir: a directory); "" when it got through.
+	next    string
+	nextDir bool
+	// claimed are its paths while it is taken ahead (ahead.go); done is
+	// closed once it is stored.
+	claimed map[string]struct{}
+	done    chan struct{}
+
+	ims  []image
+	err  error // storing the pack
 	recs []*index.Record
-	read int64
-	// diskFull: an image could not be stored for lack of space; the
-	// batch stops there.
+	// diskFull: an image could not be stored for lack of space.
 	diskFull bool
 }
 
 func (b *batch) full() bool {
-	return len(b.recs) >= b.max || b.read >= prefetchBytes || b.diskFull
+	return len(b.paths) >= b.max || b.bytes >= prefetchBytes
 }
 
-// take adds the pre-image of p, unless p is not a file or a symbolic link
-// whose content could be stored: an error is reported at p's own first
-// change, and a special file or a skip needs no durable pre-image. It
-// reports whether p is a directory to walk.
-func (b *batch) take(p string, im image) (subdir bool) {
-	switch {
-	case im.err != nil && index.IsDiskFull(im.err):
-		b.diskFull = true
-	case im.err != nil || im.reason != "":
-	case im.st.Type == index.TypeDir:
-		return b.deep
-	case im.st.Hash != "":
-		b.recs = append(b.recs, imageRecord(p, b.own, &im.st, "", index.KindBefore, index.ImageBefore))
-		b.read += im.st.Size
+// abort drops the batch's pack unless it was committed.
+func (b *batch) abort() {
+	if b.to.pack != nil {
+		b.to.pack.Abort()
 	}
-	return false
+}
+
+// choose picks the batch's files: start (a file, or with isDir a
+// directory, from its first entry on), the untouched, never recorded
+// entries after it in its directory, and, when the batch goes deep, the
+// subdirectories among them and then, with up, the directories above it
+// up to limit, each from the entry after the one the walk came out of.
+// r.mu is held.
+func (b *batch) choose(start string, isDir bool, limit string, up bool) {
+	b.up, b.limit = up, limit
+	dir := start
+	if isDir {
+		b.dir(start, "")
+	} else {
+		dir = path.Dir(start)
+		if b.fresh(start) {
+			b.add(start, 0)
+		}
+		b.dir(dir, path.Base(start))
+	}
+	for cur := dir; up && cur != limit && cur != "." && !b.full(); cur = path.Dir(cur) {
+		b.dir(path.Dir(cur), path.Base(cur))
+	}
+}
+
+// fresh reports whether p may join the batch: the period has not
+// touched it, no record names it, and it is captured. (A batch taken
+// ahead starts where the one before stopped, which the period may have
+// touched since.)
+func (b *batch) fresh(p string) bool {
+	if _, ok := b.r.touched[p]; ok {
+		return false
+	}
+	if _, ok := b.r.last[p]; ok {
+		return false
+	}
+	return !b.r.excl.Excluded(p)
+}
+
+func (b *batch) add(p string, size int64) {
+	b.paths = append(b.paths, p)
+	b.bytes += size
+	if b.claimed != nil {
+		b.claimed[p] = struct{}{}
+	}
+}
+
+// left notes p as where the walk stopped, unless an earlier entry is.
+func (b *batch) left(p string, isDir bool) {
+	if b.next == "" {
+		b.next, b.nextDir = p, isDir
+	}
 }
 
 // dir adds the untouched, never recorded entries of dir in directory order
@@ -235,32 +320,59 @@ func (b *batch) dir(dir, name string) {
 	if dir == "." {
 		prefix = ""
 	}
-	var todo, subdirs []string
+	var todo []string
 	for i := range names {
-		p := prefix + names[(start+i)%len(names)]
-		if _, ok := r.touched[p]; ok || p == prefix+name {
+		if p := prefix + names[(start+i)%len(names)]; p != prefix+name && b.fresh(p) {
+			todo = append(todo, p)
+		}
+	}
+	var subdirs []string
+	r.lstatEach(todo, func(i int, st *unix.Stat_t, err error) {
+		switch {
+		case err != nil:
+		case b.full():
+			b.left(todo[i], st.Mode&unix.S_IFMT == unix.S_IFDIR)
+		case st.Mode&unix.S_IFMT == unix.S_IFREG || st.Mode&unix.S_IFMT == unix.S_IFLNK:
+			b.add(todo[i], st.Size)
+		case st.Mode&unix.S_IFMT == unix.S_IFDIR && b.deep:
+			subdirs = append(subdirs, todo[i])
+		}
+	})
+	for _, sub := range subdirs {
+		if b.full() {
+			b.left(sub, true)
 			continue
 		}
-		if _, ok := r.last[p]; ok || r.excl.Excluded(p) {
-			continue
-		}
-		todo = append(todo, p)
+		b.dir(sub, "")
 	}
-	for len(todo) > 0 && !b.full() {
-		n := min(len(todo), max(b.max-len(b.recs), 8))
-		for i, im := range b.images(todo[:n]) {
-			if b.take(todo[i], im) {
-				subdirs = append(subdirs, todo[i])
-			}
-		}
-		todo = todo[n:]
-	}
-	for len(subdirs) > 0 && !b.full() {
-		b.dir(subdirs[0], "")
-		subdirs = subdirs[1:]
-	}
-	if len(todo) == 0 && len(subdirs) == 0 && !b.full() {
+	if !b.full() {
 		r.dirRun(dir).done = true
+	}
+}
+
+// store takes the images of the chosen files into the batch's pack and
+// commits it (durable: the files may be deleted as soon as their records
+// are). It needs no lock.
+func (b *batch) store() {
+	b.ims = b.images(b.paths)
+	if b.to.pack != nil {
+		b.err = b.to.pack.Commit()
+	}
+}
+
+// keep turns the images taken into records, leaving out a path whose
+// content could not be stored: an error is reported at its own first
+// change, and a special file (one that became so since it was chosen)
+// needs no durable pre-image.
+func (b *batch) keep() {
+	for i, im := range b.ims {
+		switch {
+		case im.err != nil && index.IsDiskFull(im.err):
+			b.diskFull = true
+		case im.err != nil || im.reason != "":
+		case im.st.Hash != "":
+			b.recs = append(b.recs, imageRecord(b.paths[i], b.own, &im.st, "", index.KindBefore, index.ImageBefore))
+		}
 	}
 }
 

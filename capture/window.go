@@ -165,6 +165,7 @@ func (r *Recorder) Close() error {
 // flushPeriod appends an after image for every touched path whose state
 // differs from its last record.
 func (r *Recorder) flushPeriod() error {
+	r.landAhead()
 	// Every post-image the worker has queued or is taking is recorded
 	// here instead; its late result will be void.
 	clear(r.pending)

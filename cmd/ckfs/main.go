@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime/debug"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 
 	"github.com/ckfs-dev/ckfs/doctor"
@@ -22,8 +23,10 @@ func main() {
 	// for less garbage collection. The daemon sets its own target.
 	debug.SetGCPercent(400)
 	// CKFS_CPUPROFILE=FILE writes a CPU profile of this command (for
-	// finding where a slow command spends its time).
+	// finding where a slow command spends its time); a %p in FILE is the
+	// process id, as a mount's daemon is several processes.
 	if p := os.Getenv("CKFS_CPUPROFILE"); p != "" {
+		p = strings.ReplaceAll(p, "%p", strconv.Itoa(os.Getpid()))
 		if f, err := os.Create(p); err == nil {
 			pprof.StartCPUProfile(f)
 			code := run(context.Background(), os.Args[1:])
