@@ -38,7 +38,10 @@ The window owns the writes of the command and of every process it starts
 (they carry CKFS_WINDOW in their environment), also of a background
 process that writes after the command returned (shown in ckfs log as a
 continuation of the window); a write by any other process while it runs
-is recorded as your own edit.`,
+is recorded as your own edit. It refuses to run from a shell that was in the
+repository when ckfs mounted over it: that shell still sees the directory
+under the mount, and the command's writes would bypass ckfs (cd there again
+first).`,
 		Example: `  ckfs run -- sed -i 's/foo/bar/' main.go
   ckfs run --label "format" -- gofmt -w .`,
 		Args: cobra.MinimumNArgs(1),
@@ -61,6 +64,9 @@ is recorded as your own edit.`,
 func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 	ws, err := workspace.Locate(o.Store, ".")
 	if err != nil {
+		return err
+	}
+	if err := ws.RefuseHiddenCwd(); err != nil {
 		return err
 	}
 	if o.Label == "" {

@@ -26,7 +26,9 @@ func newWindowCmd() *cobra.Command {
 		Short: "Open and close tool-call windows by hand",
 		Long: `A window groups every write made while it is open, by any process, into one
 checkpoint. Agents open and close windows through hooks; these commands do
-the same from a shell.`,
+the same from a shell. A window is not opened from a shell that was in the
+repository when ckfs mounted over it: that shell still sees the directory
+under the mount, and its writes would bypass ckfs (cd there again first).`,
 	}
 	var o windowOptions
 	fill := func(cmd *cobra.Command, op string) (err error) {
@@ -87,6 +89,9 @@ func runWindow(ctx context.Context, o windowOptions, stdout io.Writer) error {
 	var rep *workspace.Reply
 	what := "closed"
 	if o.Op == workspace.OpOpen {
+		if err := ws.RefuseHiddenCwd(); err != nil {
+			return err
+		}
 		id := o.ID
 		if id == "" {
 			id = "w-" + uuid.NewString()[:8]
