@@ -31,11 +31,18 @@ func HiddenUnderMount() (string, bool) {
 // write there would never reach the daemon, and the window would record
 // nothing of it.
 func (ws *Workspace) RefuseHiddenCwd() error {
-	dir, hidden := HiddenUnderMount()
-	if !hidden || ws.Meta == nil || !within(dir, ws.Meta.Root) {
+	dir, hidden := ws.HiddenCwd()
+	if !hidden {
 		return nil
 	}
 	return Errorf(ErrRefused, "this shell is in the directory under the mount at %s (it was there before ckfs mount): writes from it bypass ckfs and nothing would be recorded; run cd %q first", dir, dir)
+}
+
+// HiddenCwd reports whether the current directory is in ws's repository
+// as it is under the mount (HiddenUnderMount), and returns its path.
+func (ws *Workspace) HiddenCwd() (string, bool) {
+	dir, hidden := HiddenUnderMount()
+	return dir, hidden && ws.Meta != nil && within(dir, ws.Meta.Root)
 }
 
 // within reports whether p is root or below it.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	"github.com/ckfs-dev/ckfs/ui"
@@ -40,6 +41,9 @@ func runStatus(ctx context.Context, o statusOptions, stdout io.Writer) error {
 		return err
 	}
 	r := ws.Status()
+	if dir, hidden := ws.HiddenCwd(); hidden && r.State == "mounted" && r.Hint == "" {
+		r.Hint = fmt.Sprintf("this shell is in the directory under the mount (it was there before ckfs mount), and what it writes bypasses ckfs: run cd %q", dir)
+	}
 	if o.JSON {
 		return ui.JSON(stdout, r)
 	}
