@@ -311,3 +311,45 @@ func TestABatchStartsPastWhatThePeriodTouched(t *testing.T) {
 		t.Errorf("%d pre-images in batches: the batches stopped at %s", e.rec.Stats().Prefetched, y)
 	}
 }
+
+// A batch stats no more of a large directory than it may take: deleting
+// a flat directory of n files stats each about once, not what is left of
+// the directory for every batch.
+func TestBatchesStatALargeDirectoryOnce(t *testing.T) {
+	src := &countingSource{}
+	e := newEnvSource(t, nil, capture.Options{}, func(s capture.Source) capture.Source {
+		src.Source = s
+		return src
+	})
+	const n = 4000
+	e.oldTree("old", n)
+	if _, err := e.rec.OpenWindow("w1", "Bash", "rm"); err != nil {
+		t.Fatal(err)
+	}
+	d, err := os.Open(filepath.Join(e.root, "old"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		rel := "old/" + name
+		if err := e.rec.BeforeChange(0, rel); err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(filepath.Join(e.root, rel))
+	}
+	if _, err := e.rec.CloseWindow("w1"); err != nil {
+		t.Fatal(err)
+	}
+	if p := e.rec.Stats().Prefetched; p < n*9/10 {
+		t.Fatalf("%d of %d pre-images in batches", p, n)
+	}
+	// The boundary stats every file the period touched once more.
+	if got := src.each.Load(); got > 3*n {
+		t.Errorf("%d paths stat'd in batches of %d files", got, n)
+	}
+}

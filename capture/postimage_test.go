@@ -246,10 +246,10 @@ func TestQuietSweepLooksOnlyAtUnsettledPaths(t *testing.T) {
 }
 
 // countingSource counts the paths the recorder lstats one by one, and
-// passes LstatEach (one descriptor a directory) through.
+// those it lstats through LstatEach (one descriptor a directory).
 type countingSource struct {
 	capture.Source
-	single atomic.Int64
+	single, each atomic.Int64
 }
 
 func (c *countingSource) Lstat(rel string, st *unix.Stat_t) error {
@@ -258,6 +258,7 @@ func (c *countingSource) Lstat(rel string, st *unix.Stat_t) error {
 }
 
 func (c *countingSource) LstatEach(rels []string, fn func(int, *unix.Stat_t, error)) {
+	c.each.Add(int64(len(rels)))
 	c.Source.(interface {
 		LstatEach([]string, func(int, *unix.Stat_t, error))
 	}).LstatEach(rels, fn)

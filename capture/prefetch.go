@@ -327,17 +327,29 @@ func (b *batch) dir(dir, name string) {
 		}
 	}
 	var subdirs []string
-	r.lstatEach(todo, func(i int, st *unix.Stat_t, err error) {
-		switch {
-		case err != nil:
-		case b.full():
-			b.left(todo[i], st.Mode&unix.S_IFMT == unix.S_IFDIR)
-		case st.Mode&unix.S_IFMT == unix.S_IFREG || st.Mode&unix.S_IFMT == unix.S_IFLNK:
-			b.add(todo[i], st.Size)
-		case st.Mode&unix.S_IFMT == unix.S_IFDIR && b.deep:
-			subdirs = append(subdirs, todo[i])
-		}
-	})
+	for len(todo) > 0 && !b.full() {
+		// No more than the batch may still take: a large directory is
+		// not stat'd whole for every batch.
+		n := min(len(todo), max(b.max-len(b.paths), 8))
+		r.lstatEach(todo[:n], func(i int, st *unix.Stat_t, err error) {
+			if err != nil {
+				return // its own change says what fails
+			}
+			switch kind := st.Mode & unix.S_IFMT; {
+			case b.full():
+				b.left(todo[i], kind == unix.S_IFDIR)
+			case kind == unix.S_IFREG || kind == unix.S_IFLNK:
+				b.add(todo[i], st.Size)
+			case kind == unix.S_IFDIR && b.deep:
+				subdirs = append(subdirs, todo[i])
+			}
+		})
+		todo = todo[n:]
+	}
+	var st unix.Stat_t
+	if len(todo) > 0 && b.next == "" && r.src.Lstat(todo[0], &st) == nil {
+		b.left(todo[0], st.Mode&unix.S_IFMT == unix.S_IFDIR)
+	}
 	for _, sub := range subdirs {
 		if b.full() {
 			b.left(sub, true)
