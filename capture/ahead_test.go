@@ -10,6 +10,7 @@ import (
 	"github.com/ckfs-dev/ckfs/capture"
 	"github.com/ckfs-dev/ckfs/cas"
 	"github.com/ckfs-dev/ckfs/index"
+	"golang.org/x/sys/unix"
 )
 
 // aheadGate holds the durable commit of every pack after the first (the
@@ -351,5 +352,34 @@ func TestBatchesStatALargeDirectoryOnce(t *testing.T) {
 	// The boundary stats every file the period touched once more.
 	if got := src.each.Load(); got > 3*n {
 		t.Errorf("%d paths stat'd in batches of %d files", got, n)
+	}
+}
+
+// A pre-image records the ctime its lstat read, taken alone or in a
+// batch: a rewind to before the path's first record tells from it that
+// the path was renamed into place or changed unseen meanwhile.
+func TestPreImagesRecordTheirCTime(t *testing.T) {
+	e, g, _, names := aheadEnv(t, 100)
+	close(g.let)
+	for _, rel := range names {
+		var st unix.Stat_t
+		if err := unix.Lstat(filepath.Join(e.root, rel), &st); err != nil {
+			t.Fatal(err)
+		}
+		e.del(rel)
+		want := st.Ctim.Sec*1e9 + st.Ctim.Nsec
+		for _, r := range e.records() {
+			if r.Path == rel && r.IsPreImage() && r.CTime != want {
+				t.Fatalf("%s: pre-image with ctime %d, want %d", rel, r.CTime, want)
+			}
+		}
+	}
+	if e.rec.Stats().Prefetched == 0 {
+		t.Fatal("no batch: the batched pre-images went unchecked")
+	}
+	for _, r := range e.records() {
+		if r.CTime != 0 && !r.IsPreImage() {
+			t.Errorf("a %s record of %s with a ctime", r.Kind, r.Path)
+		}
 	}
 }

@@ -222,9 +222,9 @@ func (r *Recorder) touch(pid uint32, rel string) error {
 	if err == nil && took {
 		return nil
 	}
-	st, reason := index.State{}, ""
+	st, ctime, reason := index.State{}, int64(0), ""
 	if err == nil {
-		st, reason, err = r.image(rel, durableSink)
+		st, ctime, reason, err = r.preImage(rel, durableSink)
 	}
 	if err != nil {
 		if index.IsDiskFull(err) {
@@ -247,6 +247,9 @@ func (r *Recorder) touch(pid uint32, rel string) error {
 	}
 	own := r.ownerFor(pid)
 	rec := imageRecord(rel, own, &st, reason, index.KindBefore, index.ImageBefore)
+	if rec.IsPreImage() {
+		rec.CTime = ctime
+	}
 	// A pre-image with content must be durable before the operation
 	// goes on, unless it says nothing new: the path's last record holds
 	// the same state and is durable already. One of an absent path or a

@@ -23,7 +23,23 @@ const smallFile = 1 << 20
 // to says where its content goes (see sink).
 func (r *Recorder) image(rel string, to sink) (st index.State, reason string, err error) {
 	var s unix.Stat_t
-	st, known, err := r.lstat(rel, &s)
+	return r.imageStat(rel, to, &s)
+}
+
+// preImage is image for a pre-image: it also returns the status change
+// time the lstat read (index.Record.CTime), 0 for an absent path.
+func (r *Recorder) preImage(rel string, to sink) (st index.State, ctime int64, reason string, err error) {
+	var s unix.Stat_t
+	st, reason, err = r.imageStat(rel, to, &s)
+	if err == nil && st.Type != index.TypeAbsent {
+		ctime = s.Ctim.Sec*1e9 + s.Ctim.Nsec
+	}
+	return st, ctime, reason, err
+}
+
+// imageStat is image with the lstat it makes read into s.
+func (r *Recorder) imageStat(rel string, to sink, s *unix.Stat_t) (st index.State, reason string, err error) {
+	st, known, err := r.lstat(rel, s)
 	if err != nil || st.Type == index.TypeAbsent {
 		return st, "", err
 	}
@@ -57,7 +73,7 @@ func (r *Recorder) image(rel string, to sink) (st index.State, reason string, er
 		// and device number are all there is to restore.
 		return st, "", nil
 	}
-	return r.fileImage(rel, &s, st, to)
+	return r.fileImage(rel, s, st, to)
 }
 
 // fileImage stores the content and extended attributes of the regular

@@ -383,7 +383,9 @@ func (b *batch) keep() {
 			b.diskFull = true
 		case im.err != nil || im.reason != "":
 		case im.st.Hash != "":
-			b.recs = append(b.recs, imageRecord(b.paths[i], b.own, &im.st, "", index.KindBefore, index.ImageBefore))
+			rec := imageRecord(b.paths[i], b.own, &im.st, "", index.KindBefore, index.ImageBefore)
+			rec.CTime = im.ctime
+			b.recs = append(b.recs, rec)
 		}
 	}
 }
@@ -394,6 +396,7 @@ var errNotTried = errors.New("not tried: the store is full")
 // image is one path's image as a batch takes it.
 type image struct {
 	st     index.State
+	ctime  int64
 	reason string
 	err    error
 }
@@ -414,7 +417,7 @@ func (b *batch) images(paths []string) []image {
 					im.err = errNotTried
 					continue
 				}
-				im.st, im.reason, im.err = b.r.image(paths[i], b.to)
+				im.st, im.ctime, im.reason, im.err = b.r.preImage(paths[i], b.to)
 				if im.err != nil && index.IsDiskFull(im.err) {
 					full.Store(true)
 				}

@@ -25,7 +25,7 @@ const (
 	// cacheVersion changes whenever the encoding, Record, or what
 	// Record.Validate accepts changes: cached records were validated by
 	// the ckfs that wrote them.
-	cacheVersion = 3
+	cacheVersion = 4
 	// cacheEvery is how many records beyond the cache a load must parse
 	// before it writes a new cache.
 	cacheEvery  = 4096
@@ -161,6 +161,7 @@ func encodeRecords(recs []Record) []byte {
 			rb = append(rb, 1)
 			rb = binary.AppendUvarint(rb, *r.Target)
 		}
+		rb = binary.AppendVarint(rb, r.CTime)
 		if s := r.State; s == nil {
 			rb = append(rb, 0)
 		} else {
@@ -258,6 +259,7 @@ func decodeRecords(b []byte) ([]Record, error) {
 			t := c.uvarint()
 			r.Target = &t
 		}
+		r.CTime = c.varint()
 		if c.byte() == 1 {
 			if len(states) == 0 {
 				states = make([]State, min(1024, len(recs)-i))

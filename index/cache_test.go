@@ -105,6 +105,7 @@ func TestCacheRoundTrip(t *testing.T) {
 				v := rapid.Uint64().Draw(rt, "tv")
 				r.Target = &v
 			}
+			r.CTime = rapid.Int64().Draw(rt, "ctime")
 			if rapid.Bool().Draw(rt, "state") {
 				r.State = &State{Hash: Hash(str.Draw(rt, "hash")), Size: rapid.Int64().Draw(rt, "size"), MTime: rapid.Int64().Draw(rt, "mtime"),
 					Mode: rapid.Uint32().Draw(rt, "mode"), Type: FileType(str.Draw(rt, "type")), Rdev: rapid.Uint64().Draw(rt, "rdev"),
@@ -147,7 +148,7 @@ func TestCacheCoversEveryField(t *testing.T) {
 		}
 		return out
 	}
-	if got, want := fields(Record{}), []string{"V", "Seq", "Time", "Kind", "Window", "Path", "State", "Tool", "Label", "Reason", "Image", "Found", "By", "Op", "Target"}; !slices.Equal(got, want) {
+	if got, want := fields(Record{}), []string{"V", "Seq", "Time", "Kind", "Window", "Path", "State", "Tool", "Label", "Reason", "Image", "Found", "By", "Op", "Target", "CTime"}; !slices.Equal(got, want) {
 		t.Errorf("Record has fields %v; the cache encodes %v: encode the new ones in encodeRecords and decodeRecords and raise cacheVersion", got, want)
 	}
 	if got, want := fields(State{}), []string{"Hash", "Size", "MTime", "Mode", "Type", "Rdev", "Owner", "XAttrs"}; !slices.Equal(got, want) {

@@ -209,6 +209,11 @@ func (p *fastParser) tail(r *Record) bool {
 		}
 		r.Target = &tg
 	}
+	if p.lit(`,"ctime":`) {
+		if r.CTime, ok = p.int(); !ok || r.CTime == 0 {
+			return false
+		}
+	}
 	return true
 }
 

@@ -18,6 +18,7 @@ var seedLines = []string{
 	`{"v":1,"seq":9,"time":"2026-12-01T09:00:00Z","kind":"after","window":"w","path":"pipe","hash":null,"size":0,"mtime":5,"mode":384,"type":"fifo"}`,
 	`{"v":1,"seq":10,"time":"2026-12-01T09:00:00Z","kind":"close","window":"w","reason":"interrupted"}`,
 	`{"v":1,"seq":11,"time":"2026-12-01T09:00:00Z","kind":"after","window":"w","path":"a","hash":null,"size":0,"mtime":0,"mode":0,"type":"absent","by":"guess"}`,
+	`{"v":1,"seq":12,"time":"2026-12-01T09:00:00Z","kind":"before","window":"w","path":"e","hash":"blake3:af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262","size":3,"mtime":5,"mode":420,"type":"file","owner":"0:0","ctime":1764579600000000000}`,
 	`{"v":1,"seq":11,"time":"2026-12-01T09:00:00Z","kind":"after","window":"w","path":"a.txt","hash":"blake3:af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262","size":3,"mtime":5,"mode":420,"type":"file","owner":"1000:1000","xattrs":"blake3:af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262"}`,
 	`{"v":2,"seq":1}`,
 	`{"v":1,"seq":2,"time":"2026-12-01T09:00:00Z","kind":"after","window":"w","path":"../../etc/passwd","hash":null,"size":0,"mtime":0,"mode":0,"type":"absent"}`,
@@ -52,7 +53,7 @@ func FuzzParseRecord(f *testing.F) {
 
 func FuzzScan(f *testing.F) {
 	var all bytes.Buffer
-	for _, l := range seedLines[:11] {
+	for _, l := range seedLines[:12] {
 		all.WriteString(l + "\n")
 	}
 	f.Add(all.Bytes())
@@ -76,7 +77,7 @@ func FuzzScan(f *testing.F) {
 // Load (parallel) and Scan (streaming) agree on every input.
 func FuzzLoadMatchesScan(f *testing.F) {
 	var all bytes.Buffer
-	for _, l := range seedLines[:11] {
+	for _, l := range seedLines[:12] {
 		all.WriteString(l + "\n")
 	}
 	f.Add(all.Bytes())
@@ -127,7 +128,7 @@ func FuzzFastParse(f *testing.F) {
 
 // Every record the writer produces takes the fast path.
 func TestWriterOutputTakesFastPath(t *testing.T) {
-	for _, l := range seedLines[:11] {
+	for _, l := range seedLines[:12] {
 		if _, ok := fastParse([]byte(l)); !ok && !bytes.Contains([]byte(l), []byte(`\u`)) {
 			t.Errorf("fast path refused writer output %s", l)
 		}

@@ -170,6 +170,12 @@ type Record struct {
 	By     string  `json:"by,omitempty"`     // before, after, skip in a window: how the window was told when several were open
 	Op     string  `json:"op,omitempty"`     // rewind: operation id
 	Target *uint64 `json:"target,omitempty"` // rewind: the checkpoint seq rewound to; watermark: the first restorable seq
+	// CTime is a pre-image's status change time (ns since the epoch), as
+	// the lstat that took it read it; 0 when not recorded. A rename, a
+	// chmod or a write moves it, and no tool can set it back: a path's
+	// first pre-image with a ctime after a checkpoint changed where ckfs
+	// could not see it (StateAt).
+	CTime int64 `json:"ctime,omitempty"`
 }
 
 // IsImage reports whether the record carries the state of a path.
@@ -213,6 +219,9 @@ func (r *Record) validate(validPath func(string) error) error {
 	}
 	if r.By != "" && !r.IsImage() {
 		return fmt.Errorf("%s record with by %q (only image records have one)", r.Kind, r.By)
+	}
+	if r.CTime != 0 && (!r.IsPreImage() || r.CTime < 0) {
+		return fmt.Errorf("%s record with ctime %d (only a pre-image has one, positive)", r.Kind, r.CTime)
 	}
 	switch r.Kind {
 	case KindOpen, KindClose:

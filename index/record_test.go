@@ -32,6 +32,8 @@ func TestValidate(t *testing.T) {
 		"interrupted":   {Kind: KindClose, Window: "w1", Reason: ReasonInterrupted},
 		"by process":    {Kind: KindBefore, Window: "w1", Path: "a", State: fileState(h1), By: ByProcess},
 		"by guess":      {Kind: KindSkip, Window: "w1", Path: "a", State: &State{Type: TypeFile}, Reason: "r", By: ByGuess},
+		"ctime":         {Kind: KindBefore, Window: "w1", Path: "a", State: fileState(h1), CTime: 1764579000000000000},
+		"outside ctime": {Kind: KindOutside, Path: "x", State: fileState(h1), Image: ImageBefore, CTime: 1},
 	}
 	for name, r := range good {
 		r.V, r.Seq, r.Time = Version, 1, t0
@@ -58,6 +60,8 @@ func TestValidate(t *testing.T) {
 		"outside no image":   {Kind: KindOutside, Path: "a", State: fileState(h1)},
 		"rewind no target":   {Kind: KindRewind, Op: "op"},
 		"unknown kind":       {Kind: "snapshot", Window: "w"},
+		"ctime after":        {Kind: KindAfter, Window: "w", Path: "a", State: fileState(h1), CTime: 5},
+		"ctime negative":     {Kind: KindBefore, Window: "w", Path: "a", State: fileState(h1), CTime: -5},
 		"open with reason":   {Kind: KindOpen, Window: "w", Reason: ReasonInterrupted},
 		"close other reason": {Kind: KindClose, Window: "w", Reason: "tired"},
 		"open with by":       {Kind: KindOpen, Window: "w", By: ByProcess},

@@ -156,7 +156,9 @@ func FoundAt(r *Record, bound, seq uint64) bool {
 
 // baselineOf is the lazy baseline that r, a path's first record, gives
 // at a checkpoint taken at time at: unknown when the path's content was
-// modified after the checkpoint (its mtime says so), since it changed
+// modified after the checkpoint (its mtime says so), or the path was
+// renamed, copied with its mtime kept or changed otherwise then (the
+// pre-image's ctime says so), since it changed
 // where ckfs could not see it (while nothing was mounted, say) and what it
 // held at the checkpoint is not known.
 func baselineOf(r *Record, at time.Time) Entry {
@@ -166,9 +168,18 @@ func baselineOf(r *Record, at time.Time) Entry {
 	// counts as after it. A path that was changed through the mount is
 	// recorded, so an unrecorded one modified that close to a checkpoint
 	// was changed behind it anyway.
-	if !e.Unknown && (e.Type == TypeFile || e.Type == TypeSymlink) && !at.IsZero() && e.MTime > at.Add(-mtimeSlack).UnixNano() {
+	if e.Unknown || e.Type != TypeFile && e.Type != TypeSymlink || at.IsZero() {
+		return e
+	}
+	switch since := at.Add(-mtimeSlack).UnixNano(); {
+	case e.MTime > since:
 		e.Unknown = true
 		e.Reason = "modified after this checkpoint, before ckfs first recorded it"
+	case r.CTime > since:
+		// A rename, a copy that kept the mtime (cp -p, tar, rsync -a)
+		// or a chmod leaves the mtime as it was; the ctime moves.
+		e.Unknown = true
+		e.Reason = "renamed or changed after this checkpoint, before ckfs first recorded it"
 	}
 	return e
 }

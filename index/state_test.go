@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -508,6 +509,45 @@ func TestLazyBaselineChangedAfterCheckpoint(t *testing.T) {
 	h := NewHistory(recs)
 	for _, seq := range []uint64{1, 3} {
 		for _, p := range []string{"late", "early"} {
+			if got, _ := h.At(p, seq); got != StateAt(recs, seq)[p] {
+				t.Errorf("History.At(%s, %d) = %+v, StateAt says %+v", p, seq, got, StateAt(recs, seq)[p])
+			}
+		}
+	}
+}
+
+// A baseline whose mtime is older than the checkpoint but whose ctime is
+// newer was renamed into place, copied with its mtime kept, or changed
+// otherwise where ckfs could not see it after the checkpoint: its state
+// there is not known (a rename while nothing was mounted left it looking
+// as if it had always been there).
+func TestLazyBaselineRenamedAfterCheckpoint(t *testing.T) {
+	renamed := file(1)
+	renamed.MTime = t0.Add(-time.Hour).UnixNano()
+	recs := []Record{
+		boundary(1, KindOpen, "w1"),
+		boundary(2, KindClose, "w1"),
+		{V: 1, Seq: 3, Time: t0.Add(2 * time.Hour), Kind: KindMount},
+		{V: 1, Seq: 4, Time: t0.Add(2 * time.Hour), Kind: KindOpen, Window: "w2"},
+		{V: 1, Seq: 5, Time: t0.Add(2 * time.Hour), Kind: KindBefore, Window: "w2", Path: "renamed", State: &renamed, CTime: t0.Add(time.Hour).UnixNano()},
+		{V: 1, Seq: 6, Time: t0.Add(2 * time.Hour), Kind: KindBefore, Window: "w2", Path: "kept", State: &renamed, CTime: t0.Add(-time.Hour).UnixNano()},
+		{V: 1, Seq: 7, Time: t0.Add(2 * time.Hour), Kind: KindBefore, Window: "w2", Path: "old record", State: &renamed},
+	}
+	st := StateAt(recs, 1)
+	if e := st["renamed"]; !e.Unknown || !strings.Contains(e.Reason, "renamed") {
+		t.Errorf("a baseline renamed after the checkpoint: %+v, want unknown", e)
+	}
+	for _, p := range []string{"kept", "old record"} {
+		if e := st[p]; e.Unknown || e.State != renamed {
+			t.Errorf("%s: a baseline unchanged since before the checkpoint: %+v", p, e)
+		}
+	}
+	if e := StateAt(recs, 4)["renamed"]; e.Unknown {
+		t.Errorf("at the window that found it, the baseline is known: %+v", e)
+	}
+	h := NewHistory(recs)
+	for _, seq := range []uint64{1, 4} {
+		for _, p := range []string{"renamed", "kept", "old record"} {
 			if got, _ := h.At(p, seq); got != StateAt(recs, seq)[p] {
 				t.Errorf("History.At(%s, %d) = %+v, StateAt says %+v", p, seq, got, StateAt(recs, seq)[p])
 			}

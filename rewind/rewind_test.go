@@ -66,13 +66,16 @@ func (w *ws) write(rel, content string) {
 
 // beforeMount dates files written directly as files from before the
 // mount are: older than its first checkpoint (a lazy baseline modified
-// after a checkpoint is unknown there, index.StateAt).
+// after a checkpoint is unknown there, index.StateAt). Their ctime, which
+// nothing can set back, then has to fall behind the first checkpoint by
+// more than the 20 ms StateAt allows the file system's coarser clock.
 func (w *ws) beforeMount(rels ...string) {
 	w.t.Helper()
 	old := time.Now().Add(-time.Minute)
 	for _, rel := range rels {
 		w.must(os.Chtimes(w.p(rel), old, old))
 	}
+	time.Sleep(30 * time.Millisecond)
 }
 
 func (w *ws) remove(rel string) {
