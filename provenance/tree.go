@@ -22,6 +22,9 @@ type TreeEntry struct {
 	State  index.State // FromStore: the recorded state; FromLive: the live lstat (no hash)
 	From   string
 	Reason string // Unavailable: why
+	// CTime is a live path's status change time (ns since the epoch): a
+	// rename or a copy that kept the mtime moves it.
+	CTime int64
 }
 
 // NotCaptured are the trees a checkpoint's tree leaves out: ckfs never
@@ -67,8 +70,13 @@ func Tree(records []index.Record, at uint64, checkpointTime time.Time, live []Tr
 			continue
 		}
 		l.From = FromLive
-		if (l.State.Type == index.TypeFile || l.State.Type == index.TypeSymlink) && l.State.MTime > cut {
-			l.From, l.Reason = Unavailable, "modified after this checkpoint, and ckfs never recorded it"
+		if l.State.Type == index.TypeFile || l.State.Type == index.TypeSymlink {
+			switch {
+			case l.State.MTime > cut:
+				l.From, l.Reason = Unavailable, "modified after this checkpoint, and ckfs never recorded it"
+			case l.CTime > cut:
+				l.From, l.Reason = Unavailable, "renamed or changed after this checkpoint, and ckfs never recorded it"
+			}
 		}
 		if l.State.Type == index.TypeDir {
 			dirs[l.Path] = true

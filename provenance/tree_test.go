@@ -30,19 +30,20 @@ func TestTreeAtACheckpoint(t *testing.T) {
 		{Path: "src/a.go", State: index.State{Type: index.TypeFile, MTime: old}},
 		{Path: "src/b.go", State: index.State{Type: index.TypeFile, MTime: old}},                          // never recorded, untouched: live
 		{Path: "src/c.go", State: index.State{Type: index.TypeFile, MTime: at.Add(time.Hour).UnixNano()}}, // never recorded, changed since: unavailable
+		{Path: "src/d.go", State: index.State{Type: index.TypeFile, MTime: old}, CTime: at.Add(time.Hour).UnixNano()}, // never recorded, renamed into place since: unavailable
 		{Path: "later.txt", State: index.State{Type: index.TypeFile, MTime: old}},
 		{Path: ".git", State: index.State{Type: index.TypeDir}},
 		{Path: ".git/HEAD", State: index.State{Type: index.TypeFile, MTime: old}},
 	}
 	got := treeString(Tree(tl.recs, w1, at, live))
-	want := "gone.txt:file:store src:dir:live src/a.go:file:store src/b.go:file:live src/c.go:file:unavailable"
+	want := "gone.txt:file:store src:dir:live src/a.go:file:store src/b.go:file:live src/c.go:file:unavailable src/d.go:file:unavailable"
 	if got != want {
 		t.Errorf("tree before w1:\n got %s\nwant %s", got, want)
 	}
 	// At the end: a.go as w1 left it, gone.txt gone, later.txt from the store.
 	end := tl.recs[len(tl.recs)-1]
 	got = treeString(Tree(tl.recs, end.Seq, end.Time, live))
-	want = "later.txt:file:store src:dir:live src/a.go:file:store src/b.go:file:live src/c.go:file:unavailable"
+	want = "later.txt:file:store src:dir:live src/a.go:file:store src/b.go:file:live src/c.go:file:unavailable src/d.go:file:unavailable"
 	if got != want {
 		t.Errorf("tree at the end:\n got %s\nwant %s", got, want)
 	}

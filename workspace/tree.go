@@ -68,7 +68,7 @@ func liveTree(root string) ([]provenance.TreeEntry, error) {
 		if err != nil {
 			return nil // gone since the listing
 		}
-		out = append(out, provenance.TreeEntry{Path: rel, State: liveState(info)})
+		out = append(out, provenance.TreeEntry{Path: rel, State: liveState(info), CTime: ctimeOf(info)})
 		return nil
 	})
 	return out, err
@@ -85,6 +85,14 @@ func liveState(info os.FileInfo) index.State {
 		}
 	}
 	return s
+}
+
+// ctimeOf is a live path's status change time, 0 where lstat has none.
+func ctimeOf(info os.FileInfo) int64 {
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		return ctimeNs(st)
+	}
+	return 0
 }
 
 // TreeSource reads the content of a checkpoint's tree: a recorded path's
