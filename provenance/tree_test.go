@@ -28,8 +28,8 @@ func TestTreeAtACheckpoint(t *testing.T) {
 	live := []TreeEntry{
 		{Path: "src", State: index.State{Type: index.TypeDir, Mode: 0o755}},
 		{Path: "src/a.go", State: index.State{Type: index.TypeFile, MTime: old}},
-		{Path: "src/b.go", State: index.State{Type: index.TypeFile, MTime: old}},                          // never recorded, untouched: live
-		{Path: "src/c.go", State: index.State{Type: index.TypeFile, MTime: at.Add(time.Hour).UnixNano()}}, // never recorded, changed since: unavailable
+		{Path: "src/b.go", State: index.State{Type: index.TypeFile, MTime: old}},                                      // never recorded, untouched: live
+		{Path: "src/c.go", State: index.State{Type: index.TypeFile, MTime: at.Add(time.Hour).UnixNano()}},             // never recorded, changed since: unavailable
 		{Path: "src/d.go", State: index.State{Type: index.TypeFile, MTime: old}, CTime: at.Add(time.Hour).UnixNano()}, // never recorded, renamed into place since: unavailable
 		{Path: "later.txt", State: index.State{Type: index.TypeFile, MTime: old}},
 		{Path: ".git", State: index.State{Type: index.TypeDir}},
