@@ -50,22 +50,30 @@ func aheadEnv(t *testing.T, n int) (*env, *aheadGate, map[string]string, []strin
 		return g
 	}, capture.Options{})
 	want := e.oldTree("old", n)
-	d, err := os.Open(filepath.Join(e.root, "old"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	names, err := d.Readdirnames(-1)
-	d.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range names {
-		names[i] = "old/" + names[i]
-	}
+	names := e.dirOrder("old")
 	if _, err := e.rec.OpenWindow("w1", "Bash", "rm"); err != nil {
 		t.Fatal(err)
 	}
 	return e, g, want, names
+}
+
+// dirOrder lists the paths in dir in directory order, unsorted, as rm
+// and a batch see them.
+func (e *env) dirOrder(dir string) []string {
+	e.t.Helper()
+	d, err := os.Open(filepath.Join(e.root, dir))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for i := range names {
+		names[i] = dir + "/" + names[i]
+	}
+	return names
 }
 
 // del takes rel's pre-image and deletes it, checking that its record and
@@ -327,17 +335,7 @@ func TestBatchesStatALargeDirectoryOnce(t *testing.T) {
 	if _, err := e.rec.OpenWindow("w1", "Bash", "rm"); err != nil {
 		t.Fatal(err)
 	}
-	d, err := os.Open(filepath.Join(e.root, "old"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	names, err := d.Readdirnames(-1)
-	d.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range names {
-		rel := "old/" + name
+	for _, rel := range e.dirOrder("old") {
 		if err := e.rec.BeforeChange(0, rel); err != nil {
 			t.Fatal(err)
 		}
