@@ -195,6 +195,9 @@ func workspaceChecks(dir, flag string) []Diagnosis {
 	switch {
 	case derr == nil && workspace.ProcessAlive(st.PID):
 		ds = append(ds, Diagnosis{"workspace", "ok", fmt.Sprintf("%s is mounted at %s (daemon pid %d, store %s)", meta.Root, st.Mountpoint, st.PID, store), ""})
+		if cwd, hidden := ws.HiddenCwd(); hidden {
+			ds = append(ds, Diagnosis{"this shell", "fail", "it is in the directory under the mount (it was there before ckfs mount): what it writes bypasses ckfs and is never recorded", fmt.Sprintf("cd %q", cwd)})
+		}
 		if st.IO != "" {
 			ds = append(ds, Diagnosis{"file I/O", "info", st.IO, ""})
 		}

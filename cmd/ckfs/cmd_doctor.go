@@ -25,7 +25,7 @@ func newDoctorCmd() *cobra.Command {
 fuse3 package), kernel FUSE passthrough, the configuration file, the store
 directory and its permissions, and the workspace DIR (default: the current
 directory): a mount whose daemon is gone, a dead daemon, an unfinished
-rewind. Each problem comes with the command that fixes it. Exit code 1
+rewind, a shell still in the directory under the mount. Each problem comes with the command that fixes it. Exit code 1
 when a check fails.`,
 		Example: "  ckfs doctor\n  ckfs doctor ~/src/app --json",
 		Args:    cobra.MaximumNArgs(1),
