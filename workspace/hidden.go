@@ -3,7 +3,6 @@ package workspace
 import (
 	"os"
 	"path/filepath"
-	"strings"
 )
 
 // HiddenUnderMount reports whether the current directory is not the
@@ -42,10 +41,5 @@ func (ws *Workspace) RefuseHiddenCwd() error {
 // as it is under the mount (HiddenUnderMount), and returns its path.
 func (ws *Workspace) HiddenCwd() (string, bool) {
 	dir, hidden := HiddenUnderMount()
-	return dir, hidden && ws.Meta != nil && within(dir, ws.Meta.Root)
-}
-
-// within reports whether p is root or below it.
-func within(p, root string) bool {
-	return p == root || strings.HasPrefix(p, strings.TrimSuffix(root, "/")+"/")
+	return dir, hidden && ws.Meta != nil && Within(dir, ws.Meta.Root)
 }
