@@ -68,31 +68,24 @@ func liveTree(root string) ([]provenance.TreeEntry, error) {
 		if err != nil {
 			return nil // gone since the listing
 		}
-		out = append(out, provenance.TreeEntry{Path: rel, State: liveState(info), CTime: ctimeOf(info)})
+		out = append(out, liveEntry(rel, info))
 		return nil
 	})
 	return out, err
 }
 
-// liveState is what lstat says of a live path, as a state without
-// content.
-func liveState(info os.FileInfo) index.State {
-	s := index.State{Size: info.Size(), MTime: info.ModTime().UnixNano(), Type: index.TypeSocket}
+// liveEntry is what lstat says of a live path: its state without
+// content, and its ctime.
+func liveEntry(rel string, info os.FileInfo) provenance.TreeEntry {
+	e := provenance.TreeEntry{Path: rel, State: index.State{Size: info.Size(), MTime: info.ModTime().UnixNano(), Type: index.TypeSocket}}
 	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		s.Mode = uint32(st.Mode) & 0o7777
+		e.State.Mode = uint32(st.Mode) & 0o7777
 		if t, ok := index.TypeOfMode(uint32(st.Mode)); ok {
-			s.Type = t // devices and sockets are listed; neither bisect nor a view makes them
+			e.State.Type = t // devices and sockets are listed; neither bisect nor a view makes them
 		}
+		e.CTime = ctimeNs(st)
 	}
-	return s
-}
-
-// ctimeOf is a live path's status change time, 0 where lstat has none.
-func ctimeOf(info os.FileInfo) int64 {
-	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		return ctimeNs(st)
-	}
-	return 0
+	return e
 }
 
 // TreeSource reads the content of a checkpoint's tree: a recorded path's
