@@ -321,9 +321,10 @@ func TestABatchStartsPastWhatThePeriodTouched(t *testing.T) {
 	}
 }
 
-// A batch stats no more of a large directory than it may take: deleting
-// a flat directory of n files stats each about once, not what is left of
-// the directory for every batch.
+// A batch stats no more of a large directory than it may take, and the
+// period lists it once: deleting a flat directory of n files stats each
+// about once, not what is left of the directory for every batch, and
+// does not read its names again for each batch.
 func TestBatchesStatALargeDirectoryOnce(t *testing.T) {
 	src := &countingSource{}
 	e := newEnvSource(t, nil, capture.Options{}, func(s capture.Source) capture.Source {
@@ -350,6 +351,9 @@ func TestBatchesStatALargeDirectoryOnce(t *testing.T) {
 	// The boundary stats every file the period touched once more.
 	if got := src.each.Load(); got > 3*n {
 		t.Errorf("%d paths stat'd in batches of %d files", got, n)
+	}
+	if got := src.listed.Load(); got > 1 {
+		t.Errorf("the directory of %d files listed %d times in one period, want once", n, got)
 	}
 }
 

@@ -90,6 +90,7 @@ type Recorder struct {
 	lastSeq map[string]uint64      // seq of that record
 	writers map[*writer]struct{}   // open writable handles
 	dirs    map[string]*dirRun     // durable pre-images per directory this period (prefetch.go)
+	listed  listings               // directories the period's batches listed (prefetch.go)
 	bulk    bool                   // this period has taken a batch of pre-images
 	noBatch bool                   // the store filled up in a batch: none more this period
 	batch   int                    // the size of the period's next batch (0: prefetchFirst)

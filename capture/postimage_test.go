@@ -245,11 +245,17 @@ func TestQuietSweepLooksOnlyAtUnsettledPaths(t *testing.T) {
 	unsettled(0)
 }
 
-// countingSource counts the paths the recorder lstats one by one, and
-// those it lstats through LstatEach (one descriptor a directory).
+// countingSource counts the paths the recorder lstats one by one, those
+// it lstats through LstatEach (one descriptor a directory), and the
+// directories it lists.
 type countingSource struct {
 	capture.Source
-	single, each atomic.Int64
+	single, each, listed atomic.Int64
+}
+
+func (c *countingSource) ReadDir(rel string) ([]string, error) {
+	c.listed.Add(1)
+	return c.Source.ReadDir(rel)
 }
 
 func (c *countingSource) Lstat(rel string, st *unix.Stat_t) error {

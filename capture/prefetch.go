@@ -311,7 +311,7 @@ func (b *batch) left(p string, isDir bool) {
 // all, dir is done for the period.
 func (b *batch) dir(dir, name string) {
 	r := b.r
-	names, err := r.src.ReadDir(dir)
+	names, err := r.listed.names(r.src, dir)
 	if err != nil {
 		return // each file's own change says what fails
 	}
@@ -320,18 +320,27 @@ func (b *batch) dir(dir, name string) {
 	if dir == "." {
 		prefix = ""
 	}
-	var todo []string
-	for i := range names {
-		if p := prefix + names[(start+i)%len(names)]; p != prefix+name && b.fresh(p) {
-			todo = append(todo, p)
+	// The entries are looked at only as far as the batch takes them: a
+	// large directory's batches each start where the one before stopped.
+	seen := 0
+	fresh := func(n int) []string {
+		var ps []string
+		for ; seen < len(names) && len(ps) < n; seen++ {
+			if p := prefix + names[(start+seen)%len(names)]; p != prefix+name && b.fresh(p) {
+				ps = append(ps, p)
+			}
 		}
+		return ps
 	}
 	var subdirs []string
-	for len(todo) > 0 && !b.full() {
+	for !b.full() {
 		// No more than the batch may still take: a large directory is
 		// not stat'd whole for every batch.
-		n := min(len(todo), max(b.max-len(b.paths), 8))
-		r.lstatEach(todo[:n], func(i int, st *unix.Stat_t, err error) {
+		todo := fresh(max(b.max-len(b.paths), 8))
+		if len(todo) == 0 {
+			break
+		}
+		r.lstatEach(todo, func(i int, st *unix.Stat_t, err error) {
 			if err != nil {
 				return // its own change says what fails
 			}
@@ -344,11 +353,12 @@ func (b *batch) dir(dir, name string) {
 				subdirs = append(subdirs, todo[i])
 			}
 		})
-		todo = todo[n:]
 	}
 	var st unix.Stat_t
-	if len(todo) > 0 && b.next == "" && r.src.Lstat(todo[0], &st) == nil {
-		b.left(todo[0], st.Mode&unix.S_IFMT == unix.S_IFDIR)
+	if b.next == "" {
+		if rest := fresh(1); len(rest) > 0 && r.src.Lstat(rest[0], &st) == nil {
+			b.left(rest[0], st.Mode&unix.S_IFMT == unix.S_IFDIR)
+		}
 	}
 	for _, sub := range subdirs {
 		if b.full() {
@@ -360,6 +370,40 @@ func (b *batch) dir(dir, name string) {
 	if !b.full() {
 		r.dirRun(dir).done = true
 	}
+}
+
+// listings are the names of the directories a period's batches listed,
+// read once a period: each batch of a large directory starts where the
+// one before stopped, and reading all of its names again for each would
+// list a flat directory of 100,000 files a hundred times over its
+// deletion. A name listed that is gone since fails its lstat or is
+// touched already; a file made since is recorded by the change that made
+// it, and needs no pre-image.
+type listings struct {
+	dirs  map[string][]string
+	count int // names held
+}
+
+// maxListed bounds the names a period holds (a few MiB): past it, the
+// listings held are dropped before the next is kept.
+const maxListed = 1 << 17
+
+// names returns dir's names, listing it the first time in the period.
+// r.mu is held.
+func (l *listings) names(src Source, dir string) ([]string, error) {
+	if names, ok := l.dirs[dir]; ok {
+		return names, nil
+	}
+	names, err := src.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	if l.dirs == nil || l.count+len(names) > maxListed {
+		l.dirs, l.count = map[string][]string{}, 0
+	}
+	l.dirs[dir] = names
+	l.count += len(names)
+	return names, nil
 }
 
 // store takes the images of the chosen files into the batch's pack and

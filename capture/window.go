@@ -222,6 +222,7 @@ func (r *Recorder) startPeriod() error {
 	clear(r.unclean)
 	clear(r.calm)
 	clear(r.dirs)
+	r.listed = listings{}
 	r.bulk, r.batch, r.noBatch = false, 0, false
 	for _, w := range r.writerPaths() {
 		err := r.touch(w.pid, w.path)
