@@ -70,9 +70,11 @@ type Plan struct {
 	targetsVerified bool // every target object was verified by Run's checks
 }
 
-// Disk reads the current state of a path (content hashed, not stored).
+// Disk reads the current state of a path: with the hash of its content
+// (not stored), or its stat alone.
 type Disk interface {
 	State(rel string) (index.State, error)
+	Stat(rel string) (index.State, error)
 }
 
 // MakePlan compares the state at target with the disk, for every recorded
@@ -80,6 +82,7 @@ type Disk interface {
 // reads the disk and nothing else.
 func MakePlan(records []index.Record, target uint64, disk Disk) (*Plan, error) {
 	want := index.StateAt(records, target)
+	last := index.LastImage(records)
 	p := &Plan{Target: target}
 	paths := make([]string, 0, len(want))
 	for path := range want {
@@ -89,7 +92,13 @@ func MakePlan(records []index.Record, target uint64, disk Disk) (*Plan, error) {
 	for _, path := range paths {
 		e := want[path]
 		if e.Unknown {
-			p.CannotRestore = append(p.CannotRestore, Unrestorable{Path: path, Reason: e.Reason})
+			same, err := unchangedSince(disk, path, e, last[path])
+			if err != nil {
+				return nil, err
+			}
+			if !same {
+				p.CannotRestore = append(p.CannotRestore, Unrestorable{Path: path, Reason: e.Reason})
+			}
 			continue
 		}
 		cur, err := disk.State(path)
@@ -101,6 +110,22 @@ func MakePlan(records []index.Record, target uint64, disk Disk) (*Plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// unchangedSince reports whether path, whose content at the checkpoint was
+// not stored (a skip record decides its state there: over the size limit,
+// or the store's disk was full), is still as that record found it: nothing
+// recorded after it, and the same type, size, modification time and mode
+// on disk. A rewind then has nothing to do for it, and nothing to say.
+func unchangedSince(disk Disk, path string, e index.Entry, last *index.Record) (bool, error) {
+	if e.Kind != index.KindSkip || e.Type != index.TypeFile || last == nil || last.Seq != e.Seq {
+		return false, nil
+	}
+	cur, err := disk.Stat(path)
+	if err != nil {
+		return false, fmt.Errorf("read %s: %w", path, err)
+	}
+	return cur.Type == e.Type && cur.Size == e.Size && cur.MTime == e.MTime && cur.Mode == e.Mode, nil
 }
 
 // actions returns what turns cur into want; nil if they are the same

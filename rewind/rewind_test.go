@@ -33,6 +33,13 @@ type ws struct {
 
 func newWS(t *testing.T) *ws {
 	t.Helper()
+	return newWSWith(t, capture.Options{})
+}
+
+// newWSWith is newWS with the recorder's options (Store, Timeline and
+// Source are set here).
+func newWSWith(t *testing.T, o capture.Options) *ws {
+	t.Helper()
 	w := &ws{t: t, root: t.TempDir(), store: t.TempDir()}
 	var err error
 	if w.cas, err = cas.Open(w.store, nil); err != nil {
@@ -45,7 +52,8 @@ func newWS(t *testing.T) *ws {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.tl.Close(); unix.Close(w.fd) })
-	if w.rec, err = capture.New(capture.Options{Store: w.cas, Timeline: w.tl, Source: capture.NewDirSource(w.fd)}); err != nil {
+	o.Store, o.Timeline, o.Source = w.cas, w.tl, capture.NewDirSource(w.fd)
+	if w.rec, err = capture.New(o); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.rec.Close() }) // stops its post-image worker
@@ -558,5 +566,37 @@ func TestPreviewCarriesItsChanges(t *testing.T) {
 	out, err = rewind.Run(w.env(nil), rewind.Request{Target: before, Describe: -1, Apply: true})
 	if err != nil || !out.Applied || out.Plan.Steps[0].Change != nil {
 		t.Fatalf("applied: %+v %v", out, err)
+	}
+}
+
+// A file whose content was not stored (over the size limit, or the
+// store's disk was full) and that nothing changed since the checkpoint
+// needs nothing from a rewind to it: the plan leaves it out rather than
+// say it cannot restore it. Changed since, it cannot be restored, and the
+// plan says so.
+func TestUnstoredFileUnchangedSinceIsNotReported(t *testing.T) {
+	w := newWSWith(t, capture.Options{MaxFileSize: 64})
+	big := strings.Repeat("x", 100)
+	w.window("w1", func() { w.write("big.bin", big) })
+	before2, _ := w.window("w2", func() { w.write("a.txt", "a\n") })
+	plan := must(rewind.MakePlan(w.records(), before2, rewind.NewDir(w.fd)))
+	if len(plan.CannotRestore) != 0 {
+		t.Errorf("rewinding past a change of a.txt only: cannot restore %v, want nothing (big.bin is as it was)", plan.CannotRestore)
+	}
+	if len(plan.Steps) != 1 || plan.Steps[0].Path != "a.txt" {
+		t.Errorf("steps %v, want a.txt's only", plan.Steps)
+	}
+	// Changed since the checkpoint (here behind ckfs's back): its state
+	// there is not known, and the plan says so.
+	w.must(os.WriteFile(w.p("big.bin"), []byte(big+"more"), 0o644))
+	plan = must(rewind.MakePlan(w.records(), before2, rewind.NewDir(w.fd)))
+	if len(plan.CannotRestore) != 1 || plan.CannotRestore[0].Path != "big.bin" {
+		t.Errorf("big.bin changed since: cannot restore %v, want big.bin", plan.CannotRestore)
+	}
+	// Changed through the mount in a later window: the same.
+	w.window("w3", func() { w.write("big.bin", big+"again") })
+	plan = must(rewind.MakePlan(w.records(), before2, rewind.NewDir(w.fd)))
+	if len(plan.CannotRestore) != 1 || plan.CannotRestore[0].Path != "big.bin" {
+		t.Errorf("big.bin changed in w3: cannot restore %v, want big.bin", plan.CannotRestore)
 	}
 }

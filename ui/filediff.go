@@ -15,10 +15,10 @@ func FileDiff(out io.Writer, d workspace.FileDiff, la, lb string) {
 	p, sa, sb := d.Path, d.From, d.To
 	switch {
 	case d.Unknown != "" && d.Disk:
-		fmt.Fprintf(out, "%s: content at %s not stored (%s)\n", index.Display(p), la, d.Unknown)
+		fmt.Fprintf(out, "%s: content at %s not stored (%s)\n", index.Display(p), la, notStored(d.Unknown))
 		return
 	case d.Unknown != "":
-		fmt.Fprintf(out, "%s: content not stored (%s)\n", index.Display(p), d.Unknown)
+		fmt.Fprintf(out, "%s: content not stored (%s)\n", index.Display(p), notStored(d.Unknown))
 		return
 	case sa.Type != sb.Type && (sa.Type == index.TypeDir || sb.Type == index.TypeDir):
 		fmt.Fprintf(out, "%s: %s at %s, %s at %s\n", index.Display(p), sa.Type, la, sb.Type, lb)

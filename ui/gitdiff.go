@@ -21,7 +21,7 @@ func GitDiff(out io.Writer, d workspace.FileDiff) {
 	from, to := d.From, d.To
 	switch {
 	case d.Unknown != "":
-		fmt.Fprintf(out, "# %s: content not stored (%s)\n", p, d.Unknown)
+		fmt.Fprintf(out, "# %s: content not stored (%s)\n", p, notStored(d.Unknown))
 		return
 	case from.Type == index.TypeDir || to.Type == index.TypeDir:
 		if from.Type != to.Type {

@@ -103,12 +103,18 @@ func windowState(e workspace.LogEntry) string {
 	return state
 }
 
+// notStored is why a content was not stored, for a line that says "not
+// stored" itself: the store-full reason says it too.
+func notStored(reason string) string {
+	return strings.TrimPrefix(reason, "not stored: ")
+}
+
 // fileDetail is what a log line says of a file's change.
 func fileDetail(f workspace.LogFile) string {
 	detail := ""
 	switch {
 	case f.Status == "skipped":
-		detail = "not stored: " + f.Reason
+		detail = "not stored: " + notStored(f.Reason)
 	case f.Collected:
 		detail = "content collected"
 	case f.Problem == "damaged":

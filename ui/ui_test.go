@@ -21,7 +21,8 @@ func TestLog(t *testing.T) {
 	entries := []workspace.LogEntry{
 		{Kind: "mark", Mark: 2, Checkpoint: 8, Label: "fix\nthe build", Session: "s1", Time: at, Restorable: true},
 		{Kind: "window", Mark: 2, ID: "toolu_1", Tool: "Bash", Before: 5, Checkpoint: 7, Time: at, Restorable: true, Unfinished: true,
-			Files: []workspace.LogFile{{Path: "a.go", Status: "modified", Added: 2, Removed: 1}, {Path: "big.bin", Status: "skipped", Reason: "over the size limit"}}},
+			Files: []workspace.LogFile{{Path: "a.go", Status: "modified", Added: 2, Removed: 1}, {Path: "big.bin", Status: "skipped", Reason: "over the size limit"},
+				{Path: "full.bin", Status: "skipped", Reason: "not stored: the store's disk is full"}}},
 		{Kind: "outside", Before: 3, Checkpoint: 4, Time: at, Restorable: true, Files: []workspace.LogFile{{Path: "img.png", Status: "added", Binary: true}}},
 		{Kind: "rewind", ID: "op1", Target: 1, Before: 2, Time: at, Files: []workspace.LogFile{{Path: "old.go", Status: "deleted", Collected: true}}},
 	}
@@ -32,6 +33,7 @@ func TestLog(t *testing.T) {
 		"mark 2  ", "checkpoint 8  conversation s1\n    \"fix the build\"",
 		"  window toolu_1  Bash  ", "checkpoints 5..7 (unfinished: ",
 		"      M a.go  +2 -1\n", "      ! big.bin  not stored: over the size limit\n",
+		"      ! full.bin  not stored: the store's disk is full\n",
 		"outside any window (your own edits)", "    A img.png  binary\n",
 		"--- checkpoints before 3 are no longer restorable: ckfs gc removed their content on ",
 		"rewind op1  rewind to checkpoint 1", "    D old.go  content collected\n",
@@ -65,6 +67,7 @@ func TestFileDiff(t *testing.T) {
 		{workspace.FileDiff{Path: "b", From: file, To: file, FromData: []byte{0, 1}, ToData: []byte{0, 2, 3}}, "Binary file b differs (2 -> 3 bytes)\n"},
 		{workspace.FileDiff{Path: "u", From: file, Unknown: "over the size limit"}, "u: content not stored (over the size limit)\n"},
 		{workspace.FileDiff{Path: "u", From: file, Disk: true, Unknown: "over the size limit"}, "u: content at 3 not stored (over the size limit)\n"},
+		{workspace.FileDiff{Path: "u", From: file, Unknown: "not stored: the store's disk is full"}, "u: content not stored (the store's disk is full)\n"},
 	} {
 		var b bytes.Buffer
 		FileDiff(&b, c.d, "3", "9")
