@@ -150,3 +150,41 @@ func smallStore(t *testing.T, w *workspace) {
 	t.Helper()
 	testenv.Tmpfs(t, w.home, "4m") // its unmount runs after the workspace's
 }
+
+// A rewind whose files do not fit on the workspace's own file system is
+// refused before it writes anything, naming the files it would write and
+// the way out. It used to fail part way, leaving the files partly
+// rewound and a journal for --rollback.
+func TestRewindRefusedWhenTheWorkspaceDiskIsFull(t *testing.T) {
+	w := newWorkspace(t, "")
+	disk := filepath.Join(filepath.Dir(w.root), "disk")
+	testenv.Tmpfs(t, disk, "8m") // its unmount runs after the workspace's
+	w.root = filepath.Join(disk, "repo")
+	if err := os.Mkdir(w.root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.mount()
+	w.window("big", "head -c 3000000 /dev/urandom > keep.bin")
+	w.window("shrink", ": > keep.bin")
+	// The user's own file fills the disk.
+	fill := filepath.Join(w.root, "mine.bin")
+	if out, err := exec.Command("sh", "-c", "head -c 7000000 /dev/zero > "+fill).CombinedOutput(); err != nil {
+		t.Fatalf("filling the workspace's disk: %v %s", err, out)
+	}
+	out, code := w.exitCode(nil, "rewind", "--files", "--to", "shrink", "--", "keep.bin")
+	if code != 3 || !strings.Contains(out, "FAIL space") || !strings.Contains(out, "free space on it, or rewind fewer paths") || !strings.Contains(out, "keep.bin") {
+		t.Fatalf("a rewind that does not fit: exit %d\n%s", code, out)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(w.store, "journal")); len(ents) != 0 {
+		t.Errorf("the refused rewind left %d journals", len(ents))
+	}
+	if got := w.read("keep.bin"); got != "" {
+		t.Errorf("the refused rewind wrote keep.bin (%d bytes)", len(got))
+	}
+	// Room again: the same rewind goes through.
+	os.Remove(fill)
+	w.ckfs("rewind", "--files", "--to", "shrink", "--", "keep.bin")
+	if got := w.read("keep.bin"); len(got) != 3000000 {
+		t.Errorf("keep.bin after the rewind: %d bytes, want 3000000", len(got))
+	}
+}

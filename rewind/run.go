@@ -94,7 +94,7 @@ func Run(env Env, req Request) (*Outcome, error) {
 	in := env.Check
 	in.Force, in.Merge = req.Force, len(req.Revert) > 0
 	report := CheckPlan(env.Records, plan, in)
-	report.Checks = append(report.Checks, blockedDirs(plan, env.Applier.Dir), ownerCheck(plan), linkCheck(plan, env.Applier.Dir))
+	report.Checks = append(report.Checks, blockedDirs(plan, env.Applier.Dir), ownerCheck(plan), linkCheck(plan, env.Applier.Dir), spaceCheck(plan, env.Applier.Dir))
 	if in.Merge {
 		report.Checks = append(report.Checks, conflictCheck(plan.Conflicts, req.Markers, req.SkipConflicts), guessCheck(env.Records, req.Revert, plan, req.Force))
 	}
