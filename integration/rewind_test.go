@@ -176,8 +176,8 @@ func TestRewindInjectedFailure(t *testing.T) {
 			w.unmount()
 			before := w.shape()
 			out, code := w.exitCode([]string{"CKFS_TEST_REWIND_FAIL_AT=" + fault}, "rewind", "--files", "--to", "w1")
-			if code != 1 || !strings.Contains(out, "--rollback r-") {
-				t.Fatalf("exit %d:\n%s", code, out)
+			if code != 1 || !strings.Contains(out, "--rollback r-") || strings.Contains(out, "preview only") {
+				t.Fatalf("exit %d (a failed rewind worded as a failure, not a preview):\n%s", code, out)
 			}
 			op := out[strings.Index(out, "--rollback r-")+len("--rollback "):]
 			op = strings.Fields(op)[0]

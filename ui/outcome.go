@@ -40,9 +40,15 @@ func Outcome(out io.Writer, o *rewind.Outcome, t OutcomeText, paths []string, as
 // limit, 0 for all), the conflicts of a revert, the refusals and warnings,
 // then the verdict. diff adds each file's unified diff, and every conflict.
 func printOutcome(out io.Writer, t OutcomeText, o *rewind.Outcome, diff bool, limit int) {
-	if o.Applied {
+	// An operation id without Applied: it was tried, and failed (its
+	// error says how, and what to do).
+	failed := !o.Applied && o.Op != ""
+	switch {
+	case o.Applied:
 		fmt.Fprintf(out, "%s %s", t.Done, t.What)
-	} else {
+	case failed:
+		fmt.Fprintf(out, "could not %s %s", t.Verb, t.What)
+	default:
 		fmt.Fprintf(out, "would %s %s", t.Verb, t.What)
 	}
 	switch {
@@ -70,6 +76,7 @@ func printOutcome(out io.Writer, t OutcomeText, o *rewind.Outcome, diff bool, li
 	printConflicts(out, o.Plan.Conflicts, diff)
 	printChecks(out, o.Report, limit)
 	switch {
+	case failed:
 	case o.Applied:
 		fmt.Fprintf(out, "done (operation %s); undo it with: ckfs rewind --files --undo\n", o.Op)
 	case o.Report.Refused() && o.Report.Forceable():

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ckfs-dev/ckfs/gc"
 	"github.com/ckfs-dev/ckfs/index"
+	"github.com/ckfs-dev/ckfs/rewind"
 	"github.com/ckfs-dev/ckfs/workspace"
 	"github.com/fatih/color"
 )
@@ -129,6 +130,30 @@ func TestStoreSizesWorded(t *testing.T) {
 	for _, want := range []string{"1 object   (outside windows)\n", "1 version   a.go\n"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("du:\n%s\nwant %q", buf.String(), want)
+		}
+	}
+}
+
+// A rewind that was tried and failed is not worded as a preview: its
+// error, printed after, says what happened and what to do.
+func TestOutcomeOfAFailedRewind(t *testing.T) {
+	step := rewind.Step{Path: "keep.bin", Actions: []rewind.Action{rewind.ActRestore}}
+	text := OutcomeText{Verb: "rewind the files to", Done: "rewound the files to", What: "checkpoint 18", Apply: "Add --files to rewind the files"}
+	for _, c := range []struct {
+		name    string
+		o       rewind.Outcome
+		want    string
+		notWant string
+	}{
+		{"preview", rewind.Outcome{}, "would rewind the files to checkpoint 18", "could not"},
+		{"failed", rewind.Outcome{Op: "r-1"}, "could not rewind the files to checkpoint 18", "preview only"},
+		{"done", rewind.Outcome{Op: "r-1", Applied: true}, "done (operation r-1)", "preview only"},
+	} {
+		c.o.Plan, c.o.Report = &rewind.Plan{Steps: []rewind.Step{step}}, &rewind.Report{}
+		var b bytes.Buffer
+		Outcome(&b, &c.o, text, nil, false, false, 0)
+		if got := b.String(); !strings.Contains(got, c.want) || strings.Contains(got, c.notWant) {
+			t.Errorf("%s: want %q and no %q:\n%s", c.name, c.want, c.notWant, got)
 		}
 	}
 }
