@@ -26,16 +26,35 @@ type Applier struct {
 }
 
 // ApplyError is a failure during apply: the journal is left in place.
+// Rollback, when set, is why putting back what it changed failed too.
 type ApplyError struct {
+	Op       string
+	Err      error
+	Rollback error
+}
+
+func (e *ApplyError) Error() string {
+	also := ""
+	if e.Rollback != nil {
+		also = fmt.Sprintf("; putting back what it changed failed too (%v)", e.Rollback)
+	}
+	return fmt.Sprintf("rewind %s failed part way: %v%s; the workspace is partly rewound and the journal is kept: fix the cause, then run ckfs rewind --rollback %s to put back what was there, or --abandon %s", e.Op, e.Err, also, e.Op, e.Op)
+}
+
+func (e *ApplyError) Unwrap() error { return e.Err }
+
+// RolledBackError is a failure during apply after which what the rewind
+// had changed was put back (Rollback): the files are as they were.
+type RolledBackError struct {
 	Op  string
 	Err error
 }
 
-func (e *ApplyError) Error() string {
-	return fmt.Sprintf("rewind %s failed part way: %v; the workspace is partly rewound and the journal is kept: run ckfs rewind --rollback %s to put back what was there, or --abandon %s", e.Op, e.Err, e.Op, e.Op)
+func (e *RolledBackError) Error() string {
+	return fmt.Sprintf("rewind %s failed: %v; what it had changed is put back, and the files are as they were before it", e.Op, e.Err)
 }
 
-func (e *ApplyError) Unwrap() error { return e.Err }
+func (e *RolledBackError) Unwrap() error { return e.Err }
 
 // Apply carries out plan as operation op:
 //  1. stores the current content of every path it will touch (so the

@@ -334,8 +334,33 @@ func TestNewerMtimeOnlyWarns(t *testing.T) {
 	sameTree(t, "rewound", snapshot(t, w.root), snaps[0])
 }
 
-// An apply that fails part way keeps the journal and blocks further
-// rewinds; --rollback puts back exactly the pre-rewind tree.
+// A rewind that fails part way puts back at once what it had changed: the
+// files are as they were, and no journal is left.
+func TestFailureAtEveryStepIsRolledBack(t *testing.T) {
+	w0, cps0, _ := scenario(t)
+	n := len(must(rewind.MakePlan(w0.records(), cps0[0], rewind.NewDir(w0.fd))).Ordered())
+	for k := -1; k < n; k++ {
+		for _, errno := range []error{syscall.ENOSPC, syscall.EACCES} {
+			t.Run(fmt.Sprintf("after op %d/%v", k, errno), func(t *testing.T) {
+				w, cps, _ := scenario(t)
+				before := snapshot(t, w.root)
+				_, err := rewind.Run(w.env(failAt(k, errno)), rewind.Request{Target: cps[0], Apply: true, Op: "r-fail"})
+				var rb *rewind.RolledBackError
+				if !errors.As(err, &rb) || !errors.Is(err, errno) || !strings.Contains(err.Error(), "the files are as they were") {
+					t.Fatalf("failed rewind: %v", err)
+				}
+				sameTree(t, "after the failed rewind", snapshot(t, w.root), before)
+				if p, _ := rewind.PendingJournals(rewind.JournalDir(w.store)); len(p) != 0 {
+					t.Errorf("journal left after a rewind rolled back: %v", p)
+				}
+			})
+		}
+	}
+}
+
+// An apply that stops part way (the process killed, or a rollback that
+// failed too) keeps the journal and blocks further rewinds; --rollback
+// puts back exactly the pre-rewind tree.
 func TestFailureAtEveryStepRollsBack(t *testing.T) {
 	w0, cps0, _ := scenario(t)
 	n := len(must(rewind.MakePlan(w0.records(), cps0[0], rewind.NewDir(w0.fd))).Ordered())
@@ -344,13 +369,7 @@ func TestFailureAtEveryStepRollsBack(t *testing.T) {
 			t.Run(fmt.Sprintf("after op %d/%v", k, errno), func(t *testing.T) {
 				w, cps, _ := scenario(t)
 				before := snapshot(t, w.root)
-				hook := func(i int, _ rewind.PathAction) error {
-					if i == k {
-						return errno
-					}
-					return nil
-				}
-				_, err := rewind.Run(w.env(hook), rewind.Request{Target: cps[0], Apply: true, Op: "r-fail"})
+				err := w.applyStopped(cps[0], "r-fail", failAt(k, errno))
 				var ae *rewind.ApplyError
 				if !errors.As(err, &ae) || !errors.Is(err, errno) || !strings.Contains(err.Error(), "--rollback r-fail") {
 					t.Fatalf("failed apply: %v", err)
@@ -371,6 +390,47 @@ func TestFailureAtEveryStepRollsBack(t *testing.T) {
 			})
 		}
 	}
+}
+
+// A rewind that fails part way and cannot be put back at once (here the
+// stored copy of what it replaced is damaged meanwhile) keeps its journal
+// and says both failures and the way out.
+func TestFailedRewindWhoseRollbackFailsKeepsTheJournal(t *testing.T) {
+	w, cps, _ := scenario(t)
+	stop := errors.New("injected")
+	_, err := rewind.Run(w.env(func(i int, op rewind.PathAction) error {
+		if i == 0 {
+			flipObject(t, w.cas, cas.Sum([]byte("a.txt"))) // the target of the removed symlink
+			return stop
+		}
+		return nil
+	}), rewind.Request{Target: cps[0], Apply: true, Op: "r-0003"})
+	var ae *rewind.ApplyError
+	if !errors.As(err, &ae) || !errors.Is(err, stop) || ae.Rollback == nil || !strings.Contains(err.Error(), "putting back what it changed failed too") || !strings.Contains(err.Error(), "--rollback r-0003") {
+		t.Fatalf("a failed rewind whose rollback fails: %v", err)
+	}
+	if p, _ := rewind.PendingJournals(rewind.JournalDir(w.store)); len(p) != 1 {
+		t.Errorf("pending journals %v, want r-0003's", p)
+	}
+}
+
+// failAt is an AfterAction hook that fails after action k with err.
+func failAt(k int, err error) func(int, rewind.PathAction) error {
+	return func(i int, _ rewind.PathAction) error {
+		if i == k {
+			return err
+		}
+		return nil
+	}
+}
+
+// applyStopped applies the rewind to target as operation op with the
+// hook, through Apply alone: a failure leaves the journal, as a process
+// killed part way does.
+func (w *ws) applyStopped(target uint64, op string, hook func(int, rewind.PathAction) error) error {
+	w.t.Helper()
+	env := w.env(hook)
+	return env.Applier.Apply(must(rewind.MakePlan(env.Records, target, env.Applier.Dir)), op)
 }
 
 func must[T any](v T, err error) T {
@@ -473,19 +533,13 @@ func TestRewindNeverTrustsADamagedUndoObject(t *testing.T) {
 func TestRollbackRefusesDamagedContent(t *testing.T) {
 	w, cps, _ := scenario(t)
 	stop := errors.New("injected")
-	_, err := rewind.Run(w.env(func(i int, op rewind.PathAction) error {
-		if i == 0 {
-			return stop
-		}
-		return nil
-	}), rewind.Request{Target: cps[0], Apply: true, Op: "r-0001"})
-	if !errors.Is(err, stop) {
+	if err := w.applyStopped(cps[0], "r-0001", failAt(0, stop)); !errors.Is(err, stop) {
 		t.Fatalf("apply: %v", err)
 	}
 	before := snapshot(t, w.root)
 	flipObject(t, w.cas, cas.Sum([]byte("a.txt"))) // the target of the removed symlink
 	env := w.env(nil)
-	err = env.Applier.Rollback("r-0001")
+	err := env.Applier.Rollback("r-0001")
 	var oe *rewind.ObjectError
 	if !errors.As(err, &oe) || !errors.Is(err, rewind.ErrRefused) || !strings.Contains(err.Error(), "ckfs verify --repair") {
 		t.Fatalf("rollback over damaged content: %v", err)
@@ -497,12 +551,7 @@ func TestRollbackRefusesDamagedContent(t *testing.T) {
 func TestRollbackChecksTheJournalRoot(t *testing.T) {
 	w, cps, _ := scenario(t)
 	stop := errors.New("injected")
-	if _, err := rewind.Run(w.env(func(i int, op rewind.PathAction) error {
-		if i == 0 {
-			return stop
-		}
-		return nil
-	}), rewind.Request{Target: cps[0], Apply: true, Op: "r-0002"}); !errors.Is(err, stop) {
+	if err := w.applyStopped(cps[0], "r-0002", failAt(0, stop)); !errors.Is(err, stop) {
 		t.Fatalf("apply: %v", err)
 	}
 	before := snapshot(t, w.root)

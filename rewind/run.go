@@ -3,6 +3,7 @@ package rewind
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -122,10 +123,25 @@ func Run(env Env, req Request) (*Outcome, error) {
 		out.Op = NewOp()
 	}
 	if err := env.Applier.Apply(plan, out.Op); err != nil {
-		return out, err
+		return out, rollBackFailed(env.Applier, out.Op, err)
 	}
 	out.Applied = true
 	return out, nil
+}
+
+// rollBackFailed puts back at once what a rewind that failed part way had
+// changed, as its journal says: only a rollback that fails too (or a
+// process killed part way) leaves the journal for ckfs rewind --rollback.
+func rollBackFailed(a *Applier, op string, err error) error {
+	var ae *ApplyError
+	if !errors.As(err, &ae) {
+		return err // nothing was changed
+	}
+	if rerr := a.Rollback(op); rerr != nil {
+		ae.Rollback = rerr
+		return ae
+	}
+	return &RolledBackError{Op: op, Err: ae.Err}
 }
 
 // makePlan makes the plan of req: to its checkpoint, or a revert.
