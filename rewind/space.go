@@ -3,6 +3,7 @@ package rewind
 import (
 	"cmp"
 	"fmt"
+	"os"
 	"slices"
 
 	"github.com/ckfs-dev/ckfs/index"
@@ -75,12 +76,16 @@ func allocated(s index.State) int64 {
 	return (s.Size + 4095) &^ 4095
 }
 
-// Free returns the space the directory's file system has free for an
-// unprivileged writer.
+// Free returns the space the directory's file system has free for this
+// process: root may also write the blocks a file system keeps for it.
 func (d *Dir) Free() (int64, error) {
 	var st unix.Statfs_t
 	if err := unix.Fstatfs(d.fd, &st); err != nil {
 		return 0, err
 	}
-	return int64(st.Bavail) * int64(st.Bsize), nil
+	blocks := st.Bavail
+	if os.Geteuid() == 0 {
+		blocks = st.Bfree
+	}
+	return int64(blocks) * int64(st.Bsize), nil
 }
