@@ -3,6 +3,7 @@ package rewind
 import (
 	"errors"
 	"fmt"
+	"syscall"
 	"time"
 
 	"github.com/ckfs-dev/ckfs/cas"
@@ -81,20 +82,20 @@ func (a *Applier) Apply(plan *Plan, op string) error {
 	}
 	for _, s := range plan.Steps {
 		if err := a.saveCurrent(s); err != nil {
-			return err
+			return nothingChanged(err)
 		}
 		j.Paths = append(j.Paths, JournalPath{Path: s.Path, Target: s.Target, Current: s.Current})
 	}
 	// Everything rollback would need is in the store; make it durable in
 	// one go, and read it back, before the journal promises it.
 	if err := a.syncStore(); err != nil {
-		return err
+		return nothingChanged(err)
 	}
 	if bad := badObjects(a.Store, plan.Steps, func(s Step) index.State { return s.Current }); len(bad) > 0 {
 		return &ObjectError{What: "rewind", Bad: bad}
 	}
 	if err := WriteJournal(a.JournalDir, j); err != nil {
-		return fmt.Errorf("write rewind journal: %w", err)
+		return nothingChanged(fmt.Errorf("write rewind journal: %w", err))
 	}
 	if err := a.hook(-1, PathAction{}); err != nil {
 		return &ApplyError{Op: op, Err: err}
@@ -119,6 +120,19 @@ func (a *Applier) Apply(plan *Plan, op string) error {
 		return fmt.Errorf("rewind %s is complete but its journal could not be removed: %w; run ckfs rewind --abandon %s", op, err, op)
 	}
 	return nil
+}
+
+// nothingChanged says of a failure before the journal, which changed
+// nothing, that nothing was changed, and what to do when the store's
+// disk is full (what the rewind overwrites is kept there first).
+func nothingChanged(err error) error {
+	switch {
+	case errors.Is(err, ErrRefused):
+		return err
+	case errors.Is(err, syscall.ENOSPC):
+		return fmt.Errorf("%w; nothing was changed: the store's disk is full, and what a rewind overwrites is kept there first: free space on it, run ckfs gc, or move the store (CKFS_HOME) to a larger disk", err)
+	}
+	return fmt.Errorf("%w; nothing was changed", err)
 }
 
 func (a *Applier) now() time.Time {
@@ -157,7 +171,7 @@ func (a *Applier) saveCurrent(s Step) error {
 		return fmt.Errorf("capture %s before overwriting it: %w", s.Path, err)
 	}
 	if h != s.Current.Hash {
-		return fmt.Errorf("%s changed while the rewind was being prepared; nothing was changed, run it again", s.Path)
+		return fmt.Errorf("%s changed while the rewind was being prepared (run it again)", s.Path)
 	}
 	return nil
 }
@@ -176,7 +190,7 @@ func (a *Applier) saveXAttrs(s Step) error {
 		return fmt.Errorf("capture the extended attributes of %s before changing them: %w", index.Display(s.Path), err)
 	}
 	if h != s.Current.XAttrs {
-		return fmt.Errorf("%s changed while the rewind was being prepared; nothing was changed, run it again", index.Display(s.Path))
+		return fmt.Errorf("%s changed while the rewind was being prepared (run it again)", index.Display(s.Path))
 	}
 	return nil
 }
@@ -289,11 +303,11 @@ func (a *Applier) Rollback(op string) error {
 	}
 	for _, s := range plan.Steps {
 		if err := a.saveCurrent(s); err != nil {
-			return err
+			return nothingChanged(err)
 		}
 	}
 	if err := a.syncStore(); err != nil {
-		return err
+		return nothingChanged(err)
 	}
 	if bad := badObjects(a.Store, plan.Steps, func(s Step) index.State { return s.Current }); len(bad) > 0 {
 		return &ObjectError{What: "rollback of " + op, Bad: bad}

@@ -649,3 +649,25 @@ func TestUnstoredFileUnchangedSinceIsNotReported(t *testing.T) {
 		t.Errorf("big.bin changed in w3: cannot restore %v, want big.bin", plan.CannotRestore)
 	}
 }
+
+// fullStore is a store whose disk is full.
+type fullStore struct{ cas.Store }
+
+func (fullStore) Put([]byte) (cas.Hash, bool, error) { return "", false, syscall.ENOSPC }
+
+// A rewind that cannot keep what it would overwrite, the store's disk
+// being full, writes nothing and says so, with the way out.
+func TestRewindOnAFullStoreChangesNothing(t *testing.T) {
+	w, cps, _ := scenario(t)
+	before := snapshot(t, w.root)
+	env := w.env(nil)
+	env.Applier.Store = fullStore{w.cas}
+	_, err := rewind.Run(env, rewind.Request{Target: cps[0], Apply: true})
+	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "nothing was changed: the store's disk is full") || !strings.Contains(err.Error(), "ckfs gc") {
+		t.Fatalf("a rewind on a full store: %v", err)
+	}
+	sameTree(t, "after a rewind on a full store", snapshot(t, w.root), before)
+	if p, _ := rewind.PendingJournals(rewind.JournalDir(w.store)); len(p) != 0 {
+		t.Errorf("journal left: %v", p)
+	}
+}
