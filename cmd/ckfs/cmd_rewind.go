@@ -74,7 +74,7 @@ keeping what came after it, see ckfs revert.`,
   ckfs rewind --mark 3 --files --conversation   # both: files and a forked conversation
   ckfs rewind --files --to 14 -- src/api 'docs/*.md'   # only these paths
   ckfs rewind -i                         # choose in a menu
-  ckfs rewind --rollback r-1a2b3c4d      # after a failed rewind`,
+  ckfs rewind --rollback r-1a2b3c4d      # after a rewind that stopped part way`,
 		Args: o.args,
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			if before := beforeDash(cmd, args); len(before) == 1 {
@@ -102,7 +102,7 @@ keeping what came after it, see ckfs revert.`,
 	f.BoolVarP(&o.Diff, "diff", "p", false, "show each file's diff, not only its +/- counts")
 	f.IntVar(&o.Limit, "limit", 50, "list at most N files (0: all)")
 	f.BoolVarP(&o.Interactive, "interactive", "i", false, "choose a turn or a tool call, and what to do there, in a menu (a preview or a refusal is paged, then back to the menu)")
-	f.StringVar(&o.Rollback, "rollback", "", "put back what the failed rewind OP changed")
+	f.StringVar(&o.Rollback, "rollback", "", "put back what rewind OP changed before it stopped part way")
 	f.StringVar(&o.Abandon, "abandon", "", "forget the failed rewind OP's journal, leaving the files as they are")
 	f.StringVar(&o.Mark, "mark", "", "rewind to mark M (a turn boundary; ckfs log lists marks)")
 	f.BoolVar(&o.SumFrom, "summarize-from", false, "--conversation: replace the mark and everything after it with one summary")
