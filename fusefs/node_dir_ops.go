@@ -1,7 +1,9 @@
 package fusefs
 
 import (
+	"cmp"
 	"context"
+	"os"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -40,6 +42,7 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	defer done()
 	in, errno := n.LoopbackNode.Mkdir(ctx, name, mode, out)
 	if errno == 0 {
+		n.inheritGroup(name, out)
 		n.handed(ctx, name, in)
 	}
 	if errno == 0 && mode&0o7000 != 0 {
@@ -49,6 +52,27 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 		}
 	}
 	return in, errno
+}
+
+// inheritGroup gives a node just made in a setgid directory that
+// directory's group, as the disk itself gives it: running as root, the
+// loopback chowns every new node to the uid and gid of the process that
+// made it, which took the group away. The daemon's own uid is kept.
+func (n *node) inheritGroup(name string, out *fuse.EntryOut) {
+	if os.Geteuid() != 0 {
+		return // the loopback chowned nothing: the disk's own rule held
+	}
+	dir, ok := n.rel()
+	if !ok {
+		return
+	}
+	var st unix.Stat_t
+	if unix.Fstatat(n.fsys.rootFd, cmp.Or(dir, "."), &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_ISGID == 0 || out.Attr.Gid == st.Gid {
+		return
+	}
+	if unix.Fchownat(n.fsys.rootFd, mustChild(n, name), -1, int(st.Gid), unix.AT_SYMLINK_NOFOLLOW) == nil {
+		out.Attr.Gid = st.Gid
+	}
 }
 
 func mustChild(n *node, name string) string {
@@ -64,6 +88,7 @@ func (n *node) Mknod(ctx context.Context, name string, mode, rdev uint32, out *f
 	defer done()
 	in, errno := n.LoopbackNode.Mknod(ctx, name, mode, rdev, out)
 	if errno == 0 {
+		n.inheritGroup(name, out)
 		n.handed(ctx, name, in)
 	}
 	return in, errno
@@ -112,6 +137,7 @@ func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.Entry
 	defer done()
 	in, errno := n.LoopbackNode.Symlink(ctx, target, name, out)
 	if errno == 0 {
+		n.inheritGroup(name, out)
 		n.handed(ctx, name, in)
 	}
 	return in, errno

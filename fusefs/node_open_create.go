@@ -60,6 +60,7 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 		release()
 		return nil, nil, 0, errno
 	}
+	n.inheritGroup(name, out)
 	n.handed(ctx, name, in)
 	lf := fh.(*fs.LoopbackFile)
 	if mode&0o7000 != 0 {
