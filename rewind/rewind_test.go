@@ -337,56 +337,57 @@ func TestNewerMtimeOnlyWarns(t *testing.T) {
 // A rewind that fails part way puts back at once what it had changed: the
 // files are as they were, and no journal is left.
 func TestFailureAtEveryStepIsRolledBack(t *testing.T) {
-	w0, cps0, _ := scenario(t)
-	n := len(must(rewind.MakePlan(w0.records(), cps0[0], rewind.NewDir(w0.fd))).Ordered())
-	for k := -1; k < n; k++ {
-		for _, errno := range []error{syscall.ENOSPC, syscall.EACCES} {
-			t.Run(fmt.Sprintf("after op %d/%v", k, errno), func(t *testing.T) {
-				w, cps, _ := scenario(t)
-				before := snapshot(t, w.root)
-				_, err := rewind.Run(w.env(failAt(k, errno)), rewind.Request{Target: cps[0], Apply: true, Op: "r-fail"})
-				var rb *rewind.RolledBackError
-				if !errors.As(err, &rb) || !errors.Is(err, errno) || !strings.Contains(err.Error(), "the files are as they were") {
-					t.Fatalf("failed rewind: %v", err)
-				}
-				sameTree(t, "after the failed rewind", snapshot(t, w.root), before)
-				if p, _ := rewind.PendingJournals(rewind.JournalDir(w.store)); len(p) != 0 {
-					t.Errorf("journal left after a rewind rolled back: %v", p)
-				}
-			})
+	atEveryStep(t, func(t *testing.T, w *ws, cps []uint64, hook func(int, rewind.PathAction) error, errno error, before map[string]string) {
+		_, err := rewind.Run(w.env(hook), rewind.Request{Target: cps[0], Apply: true, Op: "r-fail"})
+		var rb *rewind.RolledBackError
+		if !errors.As(err, &rb) || !errors.Is(err, errno) || !strings.Contains(err.Error(), "the files are as they were") {
+			t.Fatalf("failed rewind: %v", err)
 		}
-	}
+		sameTree(t, "after the failed rewind", snapshot(t, w.root), before)
+		if p, _ := rewind.PendingJournals(rewind.JournalDir(w.store)); len(p) != 0 {
+			t.Errorf("journal left after a rewind rolled back: %v", p)
+		}
+	})
 }
 
 // An apply that stops part way (the process killed, or a rollback that
 // failed too) keeps the journal and blocks further rewinds; --rollback
 // puts back exactly the pre-rewind tree.
 func TestFailureAtEveryStepRollsBack(t *testing.T) {
+	atEveryStep(t, func(t *testing.T, w *ws, cps []uint64, hook func(int, rewind.PathAction) error, errno error, before map[string]string) {
+		err := w.applyStopped(cps[0], "r-fail", hook)
+		var ae *rewind.ApplyError
+		if !errors.As(err, &ae) || !errors.Is(err, errno) || !strings.Contains(err.Error(), "--rollback r-fail") {
+			t.Fatalf("failed apply: %v", err)
+		}
+		pending, _ := rewind.PendingJournals(rewind.JournalDir(w.store))
+		env := w.env(nil)
+		env.Check.Pending = pending
+		if _, err := rewind.Run(env, rewind.Request{Target: cps[1], Apply: true}); !errors.Is(err, rewind.ErrRefused) {
+			t.Fatalf("a rewind ran while a journal was pending: %v", err)
+		}
+		if err := w.env(nil).Applier.Rollback("r-fail"); err != nil {
+			t.Fatal(err)
+		}
+		sameTree(t, "after rollback", snapshot(t, w.root), before)
+		if p, _ := rewind.PendingJournals(rewind.JournalDir(w.store)); len(p) != 0 {
+			t.Errorf("journal left after rollback: %v", p)
+		}
+	})
+}
+
+// atEveryStep runs check in a fresh scenario (its checkpoints cps) once
+// for every action of the rewind to cps[0] and each of ENOSPC and EACCES,
+// with a hook that fails right after that action (or after the journal,
+// -1) and the tree as it was before the rewind.
+func atEveryStep(t *testing.T, check func(t *testing.T, w *ws, cps []uint64, hook func(int, rewind.PathAction) error, errno error, before map[string]string)) {
 	w0, cps0, _ := scenario(t)
 	n := len(must(rewind.MakePlan(w0.records(), cps0[0], rewind.NewDir(w0.fd))).Ordered())
 	for k := -1; k < n; k++ {
 		for _, errno := range []error{syscall.ENOSPC, syscall.EACCES} {
 			t.Run(fmt.Sprintf("after op %d/%v", k, errno), func(t *testing.T) {
 				w, cps, _ := scenario(t)
-				before := snapshot(t, w.root)
-				err := w.applyStopped(cps[0], "r-fail", failAt(k, errno))
-				var ae *rewind.ApplyError
-				if !errors.As(err, &ae) || !errors.Is(err, errno) || !strings.Contains(err.Error(), "--rollback r-fail") {
-					t.Fatalf("failed apply: %v", err)
-				}
-				pending, _ := rewind.PendingJournals(rewind.JournalDir(w.store))
-				env := w.env(nil)
-				env.Check.Pending = pending
-				if _, err := rewind.Run(env, rewind.Request{Target: cps[1], Apply: true}); !errors.Is(err, rewind.ErrRefused) {
-					t.Fatalf("a rewind ran while a journal was pending: %v", err)
-				}
-				if err := w.env(nil).Applier.Rollback("r-fail"); err != nil {
-					t.Fatal(err)
-				}
-				sameTree(t, "after rollback", snapshot(t, w.root), before)
-				if p, _ := rewind.PendingJournals(rewind.JournalDir(w.store)); len(p) != 0 {
-					t.Errorf("journal left after rollback: %v", p)
-				}
+				check(t, w, cps, failAt(k, errno), errno, snapshot(t, w.root))
 			})
 		}
 	}
