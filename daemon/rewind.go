@@ -27,11 +27,14 @@ func (d *daemon) rewind(req workspace.Request) workspace.Reply {
 		switch req.Op {
 		case workspace.OpRollback, workspace.OpAbandon:
 			j, err := rewind.ReadJournal(env.Applier.JournalDir, req.RewindOp)
-			if err != nil {
-				return err
+			var damaged *rewind.DamagedJournalError
+			if err != nil && (req.Op != workspace.OpAbandon || !errors.As(err, &damaged)) {
+				return err // a damaged journal can only be set aside
 			}
-			for _, p := range j.Paths {
-				touched = append(touched, p.Path)
+			if j != nil {
+				for _, p := range j.Paths {
+					touched = append(touched, p.Path)
+				}
 			}
 			if req.Op == workspace.OpAbandon {
 				return env.Applier.Abandon(req.RewindOp)

@@ -329,8 +329,14 @@ func (a *Applier) Rollback(op string) error {
 }
 
 // Abandon forgets the journal of op without touching the workspace.
+// A journal that cannot be read back is set aside (OP.json.damaged).
 func (a *Applier) Abandon(op string) error {
-	if _, err := ReadJournal(a.JournalDir, op); err != nil {
+	_, err := ReadJournal(a.JournalDir, op)
+	var damaged *DamagedJournalError
+	switch {
+	case errors.As(err, &damaged):
+		return setAside(a.JournalDir, op)
+	case err != nil:
 		return err
 	}
 	return RemoveJournal(a.JournalDir, op)

@@ -124,12 +124,36 @@ func ReadJournal(dir, op string) (*Journal, error) {
 	}
 	j, err := ParseJournal(b)
 	if err != nil {
-		return nil, fmt.Errorf("journal %s: %w", journalPath(dir, op), err)
+		return nil, &DamagedJournalError{Op: op, Path: journalPath(dir, op), Err: err}
 	}
 	if j.Op != op {
-		return nil, fmt.Errorf("journal %s names op %s", journalPath(dir, op), j.Op)
+		return nil, &DamagedJournalError{Op: op, Path: journalPath(dir, op), Err: fmt.Errorf("it names op %s", j.Op)}
 	}
 	return j, nil
+}
+
+// DamagedJournalError is a journal that cannot be read back. It cannot be
+// rolled back, only set aside (Applier.Abandon).
+type DamagedJournalError struct {
+	Op, Path string
+	Err      error
+}
+
+func (e *DamagedJournalError) Error() string {
+	return fmt.Sprintf("the journal of rewind %s (%s) is damaged: %v; it cannot be rolled back: ckfs rewind --abandon %s sets it aside and leaves the files as they are (ckfs log and git status show what that rewind left)", e.Op, e.Path, e.Err, e.Op)
+}
+
+func (e *DamagedJournalError) Unwrap() error { return e.Err }
+
+// setAside renames the damaged journal of op out of the way, to
+// OP.json.damaged beside it: kept for whoever wants to look at it, and
+// never read as a journal again.
+func setAside(dir, op string) error {
+	p := journalPath(dir, op)
+	if err := os.Rename(p, p+".damaged"); err != nil {
+		return err
+	}
+	return durable.SyncDir(dir)
 }
 
 // RemoveJournal deletes the journal of op durably.
@@ -151,7 +175,8 @@ func PendingJournals(dir string) ([]string, error) {
 	}
 	var ops []string
 	for _, e := range ents {
-		if op, ok := strings.CutSuffix(e.Name(), ".json"); ok {
+		// A name no rewind gives its journal is none of ckfs's.
+		if op, ok := strings.CutSuffix(e.Name(), ".json"); ok && ValidOp(op) {
 			ops = append(ops, op)
 		}
 	}

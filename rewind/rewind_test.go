@@ -672,3 +672,39 @@ func TestRewindOnAFullStoreChangesNothing(t *testing.T) {
 		t.Errorf("journal left: %v", p)
 	}
 }
+
+// A journal that cannot be read back (cut short, or naming another
+// operation) blocks every rewind, as any pending journal does; it cannot
+// be rolled back, and the error says so and names --abandon, which sets
+// it aside. A file in the journal folder whose name no rewind gives is
+// not a journal.
+func TestDamagedJournalCanBeSetAside(t *testing.T) {
+	w, cps, _ := scenario(t)
+	dir := rewind.JournalDir(w.store)
+	w.must(os.MkdirAll(dir, 0o700))
+	w.must(os.WriteFile(filepath.Join(dir, "r-deadbeef.json"), []byte(`{"v":1,"op":"r-deadbeef","paths":[{"path":"a`), 0o600))
+	w.must(os.WriteFile(filepath.Join(dir, "my notes.json"), []byte("not a journal"), 0o600))
+	pending, err := rewind.PendingJournals(dir)
+	if err != nil || len(pending) != 1 || pending[0] != "r-deadbeef" {
+		t.Fatalf("pending journals %v (%v), want r-deadbeef alone", pending, err)
+	}
+	err = w.env(nil).Applier.Rollback("r-deadbeef")
+	var damaged *rewind.DamagedJournalError
+	if !errors.As(err, &damaged) || !strings.Contains(err.Error(), "ckfs rewind --abandon r-deadbeef") {
+		t.Fatalf("rollback of a damaged journal: %v", err)
+	}
+	before := snapshot(t, w.root)
+	if err := w.env(nil).Applier.Abandon("r-deadbeef"); err != nil {
+		t.Fatalf("abandon of a damaged journal: %v", err)
+	}
+	sameTree(t, "after setting a damaged journal aside", snapshot(t, w.root), before)
+	if p, _ := rewind.PendingJournals(dir); len(p) != 0 {
+		t.Errorf("pending journals after --abandon: %v", p)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "r-deadbeef.json.damaged")); err != nil {
+		t.Errorf("the damaged journal was not kept aside: %v", err)
+	}
+	if _, err := rewind.Run(w.env(nil), rewind.Request{Target: cps[0], Apply: true}); err != nil {
+		t.Errorf("a rewind after the damaged journal was set aside: %v", err)
+	}
+}

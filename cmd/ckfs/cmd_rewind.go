@@ -103,7 +103,7 @@ keeping what came after it, see ckfs revert.`,
 	f.IntVar(&o.Limit, "limit", 50, "list at most N files (0: all)")
 	f.BoolVarP(&o.Interactive, "interactive", "i", false, "choose a turn or a tool call, and what to do there, in a menu (a preview or a refusal is paged, then back to the menu)")
 	f.StringVar(&o.Rollback, "rollback", "", "put back what rewind OP changed before it stopped part way")
-	f.StringVar(&o.Abandon, "abandon", "", "forget the failed rewind OP's journal, leaving the files as they are")
+	f.StringVar(&o.Abandon, "abandon", "", "forget the journal of rewind OP, stopped part way, leaving the files as they are (a damaged one is set aside as OP.json.damaged)")
 	f.StringVar(&o.Mark, "mark", "", "rewind to mark M (a turn boundary; ckfs log lists marks)")
 	f.BoolVar(&o.SumFrom, "summarize-from", false, "--conversation: replace the mark and everything after it with one summary")
 	f.BoolVar(&o.SumUpTo, "summarize-up-to", false, "--conversation: replace everything before the mark with one summary")
