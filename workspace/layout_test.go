@@ -93,3 +93,37 @@ func TestInitRefusesStoreInsideWorkspace(t *testing.T) {
 		t.Errorf("store mode %o, want 0700", fi.Mode().Perm())
 	}
 }
+
+// A store.json that cannot be read back is written again by the mount
+// when the store is the one its directory gets by default (found by the
+// directory's own path, it can serve no other); for a store given with
+// --store, the error names the file and what to write into it.
+func TestInitRewritesADamagedMetaOfTheDefaultStore(t *testing.T) {
+	base := t.TempDir()
+	t.Setenv("CKFS_HOME", filepath.Join(base, "home"))
+	root := filepath.Join(base, "repo")
+	os.Mkdir(root, 0o755)
+	def, err := DefaultStore(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(base, "elsewhere")
+	for _, dir := range []string{def, other} {
+		if err := Init(dir, root); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(Layout(dir).Meta(), []byte(`{"version":1,"ro`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := Init(def, root); err != nil {
+		t.Fatalf("the default store's damaged store.json: %v", err)
+	}
+	if m, err := ReadMeta(def); err != nil || m.Root != root {
+		t.Errorf("store.json after the mount: %+v, %v; want it serving %s", m, err, root)
+	}
+	err = Init(other, root)
+	if err == nil || !strings.Contains(err.Error(), Layout(other).Meta()) || !strings.Contains(err.Error(), "is damaged") || !strings.Contains(err.Error(), `"root": "`+root+`"`) {
+		t.Errorf("a --store's damaged store.json: %v", err)
+	}
+}

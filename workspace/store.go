@@ -110,11 +110,17 @@ func Init(dir, root string) error {
 		}
 	}
 	meta, err := ReadMeta(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		b, _ := json.MarshalIndent(Meta{Version: MetaVersion, Root: root, Created: time.Now().UTC()}, "", "  ")
-		return durable.WriteFile(Layout(dir).Meta(), append(b, '\n'), 0o600)
-	}
-	if err != nil {
+	var damaged *damagedMetaError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return writeMeta(dir, root)
+	case errors.As(err, &damaged) && isDefaultStore(dir, root):
+		// Found at root's own path, it serves root: say so again.
+		return writeMeta(dir, root)
+	case errors.As(err, &damaged):
+		damaged.root = root
+		return err
+	case err != nil:
 		return err
 	}
 	if meta.Root != root {
@@ -130,13 +136,42 @@ func ReadMeta(dir string) (*Meta, error) {
 	}
 	var m Meta
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("%s: %w", Layout(dir).Meta(), err)
+		return nil, &damagedMetaError{path: Layout(dir).Meta(), err: err}
 	}
 	if m.Version != MetaVersion {
 		return nil, fmt.Errorf("%s: unknown store version %d; upgrade ckfs", Layout(dir).Meta(), m.Version)
 	}
 	return &m, nil
 }
+
+// writeMeta writes the store.json of a store serving root.
+func writeMeta(dir, root string) error {
+	b, _ := json.MarshalIndent(Meta{Version: MetaVersion, Root: root, Created: time.Now().UTC()}, "", "  ")
+	return durable.WriteFile(Layout(dir).Meta(), append(b, '\n'), 0o600)
+}
+
+// isDefaultStore reports whether dir is the store root gets by default.
+func isDefaultStore(dir, root string) bool {
+	def, err := DefaultStore(root)
+	return err == nil && filepath.Clean(def) == filepath.Clean(dir)
+}
+
+// damagedMetaError is a store.json that cannot be read back; root, when
+// known, is the directory the store was asked to serve.
+type damagedMetaError struct {
+	path, root string
+	err        error
+}
+
+func (e *damagedMetaError) Error() string {
+	fix := "write into it the directory this store serves"
+	if e.root != "" {
+		fix = fmt.Sprintf(`if this store serves %s, write {"version": 1, "root": %q} into it`, e.root, e.root)
+	}
+	return fmt.Sprintf("%s is damaged (%v): it says which directory the store serves; %s (ckfs mount writes it again by itself only for the store a directory gets by default, under CKFS_HOME)", e.path, e.err, fix)
+}
+
+func (e *damagedMetaError) Unwrap() error { return e.err }
 
 // StoreWithin reports whether the store directory dir is root or beneath
 // it, as named or through symbolic links.
