@@ -82,7 +82,7 @@ type Disk interface {
 // reads the disk and nothing else.
 func MakePlan(records []index.Record, target uint64, disk Disk) (*Plan, error) {
 	want := index.StateAt(records, target)
-	last := index.LastImage(records)
+	var last map[string]*index.Record // made for the first unstored entry
 	p := &Plan{Target: target}
 	paths := make([]string, 0, len(want))
 	for path := range want {
@@ -92,6 +92,9 @@ func MakePlan(records []index.Record, target uint64, disk Disk) (*Plan, error) {
 	for _, path := range paths {
 		e := want[path]
 		if e.Unknown {
+			if e.Kind == index.KindSkip && last == nil {
+				last = index.LastImage(records)
+			}
 			same, err := unchangedSince(disk, path, e, last[path])
 			if err != nil {
 				return nil, err
