@@ -40,9 +40,9 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 		return nil, errno
 	}
 	defer done()
-	in, errno := n.LoopbackNode.Mkdir(ctx, name, mode, out)
+	in, errno := n.LoopbackNode.Mkdir(makerCtx(ctx), name, mode, out)
 	if errno == 0 {
-		n.inheritGroup(name, out)
+		n.callerGroup(ctx, name, out)
 		n.handed(ctx, name, in)
 	}
 	if errno == 0 && mode&0o7000 != 0 {
@@ -54,24 +54,50 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	return in, errno
 }
 
-// inheritGroup gives a node just made in a setgid directory that
-// directory's group, as the disk itself gives it: running as root, the
-// loopback chowns every new node to the uid and gid of the process that
-// made it, which took the group away. The daemon's own uid is kept.
-func (n *node) inheritGroup(name string, out *fuse.EntryOut) {
-	if os.Geteuid() != 0 {
-		return // the loopback chowned nothing: the disk's own rule held
+// Running as root, go-fuse's loopback chowns every node it makes to the
+// uid and gid of the process that made it, where the disk gives a node
+// made in a setgid directory that directory's group. The loopback is
+// therefore handed the caller with the group "unchanged" ((gid_t)-1,
+// which chown leaves alone: makerCtx), so the node keeps the group the
+// disk gave it, and callerGroup gives it the caller's where the disk's
+// own rule would have.
+var (
+	asRoot    = os.Geteuid() == 0
+	daemonGid = uint32(os.Getegid())
+)
+
+// keepGroup is (gid_t)-1 as chown takes it: the group is left alone.
+const keepGroup = ^uint32(0)
+
+// makerCtx is ctx with its caller's group replaced by keepGroup.
+func makerCtx(ctx context.Context) context.Context {
+	c, ok := fuse.FromContext(ctx)
+	if !asRoot || !ok {
+		return ctx
+	}
+	k := *c
+	k.Gid = keepGroup
+	return fuse.NewContext(ctx, &k)
+}
+
+// callerGroup gives the node just made (through makerCtx) the group of the
+// process that made it, unless the disk gave it its directory's. A node
+// whose group is not the daemon's got it from a setgid directory; one
+// with the daemon's group is already right when the caller's is the
+// same, and otherwise its directory tells (a setgid directory of the
+// daemon's group keeps it).
+func (n *node) callerGroup(ctx context.Context, name string, out *fuse.EntryOut) {
+	c, ok := fuse.FromContext(ctx)
+	if !asRoot || !ok || out.Attr.Gid != daemonGid || c.Gid == daemonGid {
+		return
 	}
 	dir, ok := n.rel()
-	if !ok {
-		return
-	}
 	var st unix.Stat_t
-	if unix.Fstatat(n.fsys.rootFd, cmp.Or(dir, "."), &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_ISGID == 0 || out.Attr.Gid == st.Gid {
+	if !ok || unix.Fstatat(n.fsys.rootFd, cmp.Or(dir, "."), &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_ISGID != 0 {
 		return
 	}
-	if unix.Fchownat(n.fsys.rootFd, mustChild(n, name), -1, int(st.Gid), unix.AT_SYMLINK_NOFOLLOW) == nil {
-		out.Attr.Gid = st.Gid
+	if unix.Fchownat(n.fsys.rootFd, mustChild(n, name), -1, int(c.Gid), unix.AT_SYMLINK_NOFOLLOW) == nil {
+		out.Attr.Gid = c.Gid
 	}
 }
 
@@ -86,9 +112,9 @@ func (n *node) Mknod(ctx context.Context, name string, mode, rdev uint32, out *f
 		return nil, errno
 	}
 	defer done()
-	in, errno := n.LoopbackNode.Mknod(ctx, name, mode, rdev, out)
+	in, errno := n.LoopbackNode.Mknod(makerCtx(ctx), name, mode, rdev, out)
 	if errno == 0 {
-		n.inheritGroup(name, out)
+		n.callerGroup(ctx, name, out)
 		n.handed(ctx, name, in)
 	}
 	return in, errno
@@ -135,9 +161,9 @@ func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.Entry
 		return nil, errno
 	}
 	defer done()
-	in, errno := n.LoopbackNode.Symlink(ctx, target, name, out)
+	in, errno := n.LoopbackNode.Symlink(makerCtx(ctx), target, name, out)
 	if errno == 0 {
-		n.inheritGroup(name, out)
+		n.callerGroup(ctx, name, out)
 		n.handed(ctx, name, in)
 	}
 	return in, errno

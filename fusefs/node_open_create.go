@@ -55,12 +55,12 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	if err != nil {
 		return nil, nil, 0, refuse(err)
 	}
-	in, fh, fl, errno := n.LoopbackNode.Create(ctx, name, flags, mode, out)
+	in, fh, fl, errno := n.LoopbackNode.Create(makerCtx(ctx), name, flags, mode, out)
 	if errno != 0 {
 		release()
 		return nil, nil, 0, errno
 	}
-	n.inheritGroup(name, out)
+	n.callerGroup(ctx, name, out)
 	n.handed(ctx, name, in)
 	lf := fh.(*fs.LoopbackFile)
 	if mode&0o7000 != 0 {

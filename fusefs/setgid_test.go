@@ -56,3 +56,35 @@ func TestNewNodesInASetgidDirectoryTakeItsGroup(t *testing.T) {
 		})
 	}
 }
+
+// Another user's new files (with --allow-other) are theirs: their uid,
+// their group outside a setgid directory, the directory's inside one.
+func TestAnotherUsersNewFilesTakeTheirOwnerAndTheDisksGroup(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to act as another user")
+	}
+	const group = 4242
+	m := mountWith(t, fusefs.Options{InPlace: true, Cached: true, AllowOther: true})
+	reachable(t, m.mnt)
+	for dir, mode := range map[string]os.FileMode{"open": 0o777, "shared": 0o777 | os.ModeSetgid} {
+		if err := os.Mkdir(m.path(dir), 0o777); err != nil {
+			t.Fatal(err)
+		}
+		os.Chown(m.path(dir), 0, group)
+		if err := os.Chmod(m.path(dir), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, ok := asNobody(t, m.mnt, "echo x > open/f && mkdir open/d && echo x > shared/f && mkdir shared/d"); !ok {
+		t.Fatalf("another user making files: %s", out)
+	}
+	for p, wantGid := range map[string]uint32{"open/f": 65534, "open/d": 65534, "shared/f": group, "shared/d": group} {
+		var st unix.Stat_t
+		if err := unix.Lstat(m.path(p), &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.Uid != 65534 || st.Gid != wantGid {
+			t.Errorf("%s made by uid 65534: owner %d:%d, want 65534:%d", p, st.Uid, st.Gid, wantGid)
+		}
+	}
+}
