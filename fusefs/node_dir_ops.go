@@ -44,12 +44,7 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	if errno == 0 {
 		n.callerGroup(ctx, name, out)
 		n.handed(ctx, name, in)
-	}
-	if errno == 0 && mode&0o7000 != 0 {
-		// os.Mkdir drops setuid/setgid/sticky; restore the exact mode.
-		if err := unix.Fchmodat(n.fsys.rootFd, mustChild(n, name), mode&0o7777, 0); err == nil {
-			out.Attr.Mode = (out.Attr.Mode &^ 0o7777) | (mode & 0o7777)
-		}
+		n.keepSpecialBits(name, mode, out)
 	}
 	return in, errno
 }
@@ -69,15 +64,44 @@ var (
 // keepGroup is (gid_t)-1 as chown takes it: the group is left alone.
 const keepGroup = ^uint32(0)
 
-// makerCtx is ctx with its caller's group replaced by keepGroup.
+// makerCtx is ctx with its caller's group replaced by keepGroup, or
+// with no caller at all when the caller is the daemon's own user: the
+// node is then the caller's already, and the loopback's chown, which
+// would only clear setuid and setgid, is left out.
 func makerCtx(ctx context.Context) context.Context {
 	c, ok := fuse.FromContext(ctx)
 	if !asRoot || !ok {
 		return ctx
 	}
+	if c.Uid == 0 {
+		return noCaller{ctx}
+	}
 	k := *c
 	k.Gid = keepGroup
 	return fuse.NewContext(ctx, &k)
+}
+
+// noCaller hides the FUSE caller of the context it wraps.
+type noCaller struct{ context.Context }
+
+func (c noCaller) Value(key any) any {
+	v := c.Context.Value(key)
+	if _, ok := v.(*fuse.Caller); ok {
+		return nil
+	}
+	return v
+}
+
+// keepSpecialBits gives the node name just made in mode the setuid,
+// setgid and sticky bits of mode: os.Mkdir drops them, and a chown of a
+// new file to another user clears setuid and setgid.
+func (n *node) keepSpecialBits(name string, mode uint32, out *fuse.EntryOut) {
+	if mode&0o7000 == 0 || out.Attr.Mode&0o7000 == mode&0o7000 {
+		return
+	}
+	if unix.Fchmodat(n.fsys.rootFd, mustChild(n, name), mode&0o7777, 0) == nil {
+		out.Attr.Mode = (out.Attr.Mode &^ 0o7777) | (mode & 0o7777)
+	}
 }
 
 // callerGroup gives the node just made (through makerCtx) the group of the
@@ -113,11 +137,13 @@ func (n *node) Mknod(ctx context.Context, name string, mode, rdev uint32, out *f
 	}
 	defer done()
 	in, errno := n.LoopbackNode.Mknod(makerCtx(ctx), name, mode, rdev, out)
-	if errno == 0 {
-		n.callerGroup(ctx, name, out)
-		n.handed(ctx, name, in)
+	if errno != 0 {
+		return nil, errno
 	}
-	return in, errno
+	n.callerGroup(ctx, name, out)
+	n.handed(ctx, name, in)
+	n.keepSpecialBits(name, mode, out)
+	return in, 0
 }
 
 func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
