@@ -39,28 +39,8 @@ type DirSource struct{ fd int }
 // keeps fd open for the Source's lifetime.
 func NewDirSource(fd int) *DirSource { return &DirSource{fd: fd} }
 
-// parent returns a descriptor of the directory holding rel and rel's last
-// element (internal/beneath's policy); done closes the descriptor. A
-// symlink among the directories gives ENOTDIR: the path as named does not
-// exist.
-func (d *DirSource) parent(rel string) (fd int, base string, done func(), err error) {
-	if !strings.Contains(rel, "/") {
-		return d.fd, rel, func() {}, nil
-	}
-	fd, base, err = beneath.Parent(d.fd, rel)
-	if err != nil {
-		return -1, "", nil, err
-	}
-	return fd, base, func() { unix.Close(fd) }, nil
-}
-
 func (d *DirSource) Lstat(rel string, st *unix.Stat_t) error {
-	pfd, base, done, err := d.parent(rel)
-	if err != nil {
-		return err
-	}
-	defer done()
-	return unix.Fstatat(pfd, base, st, unix.AT_SYMLINK_NOFOLLOW)
+	return beneath.Lstat(d.fd, rel, st)
 }
 
 // LstatEach lstats every path of rels, calling fn with each result in

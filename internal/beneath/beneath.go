@@ -67,6 +67,25 @@ func Open(root int, rel string, flags int) (int, error) {
 	return fd, nil
 }
 
+// Lstat describes rel itself beneath root, a symlink as a symlink. A name
+// in root itself costs one fstatat, a deeper one an O_PATH open of it
+// (one call, and no more, when rel does not exist: a file about to be
+// created), an fstat and a close.
+func Lstat(root int, rel string, st *unix.Stat_t) error {
+	if err := check(rel); err != nil {
+		return &os.PathError{Op: "lstat", Path: rel, Err: unix.EINVAL}
+	}
+	if !strings.Contains(rel, "/") {
+		return unix.Fstatat(root, rel, st, unix.AT_SYMLINK_NOFOLLOW)
+	}
+	fd, err := open(root, rel, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return unix.Fstat(fd, st)
+}
+
 // Parent opens the directory that holds rel, as a place to resolve names
 // from (O_PATH where there is one: *at calls work from it), and returns
 // it with rel's last element. The caller closes fd unless it is root

@@ -72,6 +72,26 @@ func TestPolicy(t *testing.T) {
 			t.Errorf("walk only %v: stat from the parent: %v", walkOnly, err)
 		}
 		unix.Close(pfd)
+		for _, c := range []struct {
+			rel  string
+			mode uint32 // 0: err
+			err  error
+		}{
+			{"a/b/f", unix.S_IFREG, nil},
+			{"a/b/l", unix.S_IFLNK, nil},
+			{"out", unix.S_IFLNK, nil},
+			{"a", unix.S_IFDIR, nil},
+			{"a/b/missing", 0, unix.ENOENT},
+			{"out/secret", 0, unix.ENOTDIR},
+			{"in/b/f", 0, unix.ENOTDIR},
+			{"a/../../x", 0, unix.EINVAL},
+		} {
+			var st unix.Stat_t
+			err := Lstat(root, c.rel, &st)
+			if c.err != nil && !errors.Is(err, c.err) || c.err == nil && (err != nil || st.Mode&unix.S_IFMT != c.mode) {
+				t.Errorf("walk only %v: Lstat(%q) = mode %o, %v; want mode %o, %v", walkOnly, c.rel, st.Mode&unix.S_IFMT, err, c.mode, c.err)
+			}
+		}
 	}
 	noOpenat2.Store(false)
 }

@@ -61,14 +61,7 @@ func (f FS) Lstat(name string) (fs.FileInfo, error) {
 	if name == "." {
 		err = unix.Fstat(f.root, &st)
 	} else {
-		var pfd int
-		var base string
-		if pfd, base, err = Parent(f.root, name); err == nil {
-			err = unix.Fstatat(pfd, base, &st, unix.AT_SYMLINK_NOFOLLOW)
-			if pfd != f.root {
-				unix.Close(pfd)
-			}
-		}
+		err = Lstat(f.root, name, &st)
 	}
 	if err != nil {
 		return nil, &os.PathError{Op: "lstat", Path: name, Err: unwrap(err)}
