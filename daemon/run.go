@@ -159,7 +159,10 @@ func (d *daemon) openCapture() error {
 	if err != nil {
 		return err
 	}
-	known := readOpenWindows(o.Store)
+	known, err := readOpenWindows(o.Store)
+	if err != nil {
+		d.log.Warn(err.Error())
+	}
 	done, err := d.rec.Reconcile(history)
 	if err != nil {
 		return fmt.Errorf("finish what the previous daemon left open: %w", err)

@@ -58,12 +58,20 @@ func (d *daemon) writeOpenWindows() {
 }
 
 // readOpenWindows is what writeOpenWindows last wrote (none if nothing).
-func readOpenWindows(store string) []capture.WindowInfo {
-	var ws []capture.WindowInfo
-	if b, err := os.ReadFile(workspace.Layout(store).OpenWindows()); err == nil {
-		json.Unmarshal(b, &ws)
+// A file that does not parse gives none and an error naming it: the
+// windows still open again, from their open records, but without the
+// processes that own them.
+func readOpenWindows(store string) ([]capture.WindowInfo, error) {
+	path := workspace.Layout(store).OpenWindows()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil
 	}
-	return ws
+	var ws []capture.WindowInfo
+	if err := json.Unmarshal(b, &ws); err != nil {
+		return nil, fmt.Errorf("%s is damaged (%v): the windows the previous daemon had open are reopened from the timeline, owned by no process", path, err)
+	}
+	return ws, nil
 }
 
 // reopenWindows opens again, under the same ids, the windows the dead
