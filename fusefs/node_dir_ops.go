@@ -92,15 +92,18 @@ func (c noCaller) Value(key any) any {
 	return v
 }
 
-// keepSpecialBits gives the node name just made in mode the setuid,
-// setgid and sticky bits of mode: os.Mkdir drops them, and a chown of a
-// new file to another user clears setuid and setgid.
+// keepSpecialBits gives the node name just made the setuid, setgid and
+// sticky bits of mode it lacks: os.Mkdir drops them, and a chown of a new
+// file to another user clears setuid and setgid. Bits the disk gave it
+// stay (the setgid of a directory made in a setgid directory).
 func (n *node) keepSpecialBits(name string, mode uint32, out *fuse.EntryOut) {
-	if mode&0o7000 == 0 || out.Attr.Mode&0o7000 == mode&0o7000 {
+	special := mode & 0o7000
+	if out.Attr.Mode&special == special {
 		return
 	}
-	if unix.Fchmodat(n.fsys.rootFd, mustChild(n, name), mode&0o7777, 0) == nil {
-		out.Attr.Mode = (out.Attr.Mode &^ 0o7777) | (mode & 0o7777)
+	perm := out.Attr.Mode&0o7777 | special
+	if unix.Fchmodat(n.fsys.rootFd, mustChild(n, name), perm, 0) == nil {
+		out.Attr.Mode = out.Attr.Mode&^0o7777 | perm
 	}
 }
 

@@ -110,3 +110,42 @@ func TestAnotherUsersNewFilesKeepSetuidAndSetgid(t *testing.T) {
 		})
 	}
 }
+
+// A sticky directory made in a setgid directory is sticky and setgid, as
+// on the disk itself: putting back the sticky bit os.Mkdir drops must not
+// take away the setgid bit the disk gave it.
+func TestStickyDirectoryInASetgidDirectoryKeepsBoth(t *testing.T) {
+	mkdirIn := func(root string) uint32 {
+		t.Helper()
+		shared := filepath.Join(root, "shared")
+		if err := os.Mkdir(shared, 0o775); err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Chmod(shared, 0o2775); err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Mkdir(filepath.Join(shared, "tmp"), 0o1777); err != nil {
+			t.Fatal(err)
+		}
+		var st unix.Stat_t
+		if err := unix.Lstat(filepath.Join(shared, "tmp"), &st); err != nil {
+			t.Fatal(err)
+		}
+		return st.Mode & 0o7777
+	}
+	want := mkdirIn(t.TempDir())
+	if want&0o3000 != 0o3000 {
+		t.Fatalf("the disk itself made %04o", want)
+	}
+	for _, c := range []struct {
+		name string
+		o    fusefs.Options
+	}{{"cached", fusefs.Options{InPlace: true, Cached: true}}, {"passthrough", fusefs.Options{InPlace: true}}} {
+		t.Run(c.name, func(t *testing.T) {
+			m := mountWith(t, c.o)
+			if got := mkdirIn(m.mnt); got != want {
+				t.Errorf("mkdir(01777) in a setgid directory through the mount made %04o, the disk itself %04o", got, want)
+			}
+		})
+	}
+}
