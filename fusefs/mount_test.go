@@ -21,6 +21,9 @@ type mounted struct {
 	store   string
 	rec     *capture.Recorder
 	cas     *cas.Local
+	// under is the backing directory opened before mounting: a way to
+	// change files behind the mount.
+	under int
 }
 
 // mount serves a fresh backing directory. inPlace mounts it over itself,
@@ -53,6 +56,7 @@ func mountWith(t *testing.T, o fusefs.Options) *mounted {
 	if err != nil {
 		t.Fatal(err)
 	}
+	m.under = fd
 	m.rec, err = capture.New(capture.Options{Store: s, Timeline: tl, Source: capture.NewDirSource(fd)})
 	if err != nil {
 		t.Fatal(err)

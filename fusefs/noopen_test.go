@@ -305,3 +305,42 @@ func TestMissingSecurityLabelIsNotSupported(t *testing.T) {
 		t.Errorf("a label set through the mount reads back %q, %v", buf[:max(n, 0)], err)
 	}
 }
+
+// A file replaced behind the mount (renamed over from the backing
+// directory, as a rewind does) while a process writes it through the
+// mount: the cached model has no handle, and its next WRITE goes where
+// the name now leads, as a new open of the name would, not to the
+// replaced file the daemon kept a descriptor of.
+func TestKeptWriteDescriptorFollowsAReplacement(t *testing.T) {
+	m := mount(t, true)
+	f, err := os.OpenFile(m.path("f"), os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt([]byte("one"), 0); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := unix.Openat(m.under, "f.new", unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unix.Write(fd, []byte("xxxxx"))
+	unix.Close(fd)
+	if err := unix.Renameat(m.under, "f.new", m.under, "f"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte("TWO"), 0); err != nil {
+		t.Fatal(err)
+	}
+	fd, err = unix.Openat(m.under, "f", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, 16)
+	k, _ := unix.Read(fd, buf)
+	if got := string(buf[:k]); got != "TWOxx" {
+		t.Errorf("the file at the name after a write through the mount: %q, want %q", got, "TWOxx")
+	}
+}

@@ -46,7 +46,7 @@ func (c *writeFds) acquire(n *node) (int, func(), syscall.Errno) {
 	}
 	c.mu.Unlock()
 	if w != nil {
-		if n.stillAt(w.fd) {
+		if n.stillAt() {
 			return w.fd, func() { c.release(w) }, 0
 		}
 		c.release(w)
@@ -125,15 +125,17 @@ func (c *writeFds) closeAll() {
 	}
 }
 
-// stillAt reports whether n's path leads to the file open at fd.
-func (n *node) stillAt(fd int) bool {
+// stillAt reports whether n's path still leads to n's file, which a kept
+// descriptor holds (acquire keeps only one that reached it): one stat of
+// the path, on every WRITE through a kept descriptor.
+func (n *node) stillAt() bool {
 	rel, ok := n.rel()
 	if !ok || rel == "" {
 		return false
 	}
-	var a, b unix.Stat_t
-	if unix.Fstat(fd, &a) != nil || unix.Fstatat(n.fsys.rootFd, rel, &b, unix.AT_SYMLINK_NOFOLLOW) != nil {
+	var st unix.Stat_t
+	if unix.Fstatat(n.fsys.rootFd, rel, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
 		return false
 	}
-	return a.Ino == b.Ino && a.Dev == b.Dev
+	return n.fsys.inoOf(&st) == n.StableAttr().Ino
 }
