@@ -18,43 +18,37 @@ func TestNewNodesInASetgidDirectoryTakeItsGroup(t *testing.T) {
 		t.Skip("needs root: the daemon chowns new nodes only as root")
 	}
 	const group = 4242 // not the test's own group
-	for _, c := range []struct {
-		name string
-		o    fusefs.Options
-	}{{"cached", fusefs.Options{InPlace: true, Cached: true}}, {"passthrough", fusefs.Options{InPlace: true}}} {
-		t.Run(c.name, func(t *testing.T) {
-			m := mountWith(t, c.o)
-			d := m.path("shared")
-			if err := os.Mkdir(d, 0o775); err != nil {
+	inBothModels(t, fusefs.Options{}, func(t *testing.T, m *mounted) {
+		d := m.path("shared")
+		if err := os.Mkdir(d, 0o775); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(d, 0, group); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(d, 0o2775|os.ModeSetgid); err != nil {
+			t.Fatal(err)
+		}
+		makers := map[string]func(string) error{
+			"file":    func(p string) error { return os.WriteFile(p, []byte("x"), 0o644) },
+			"dir":     func(p string) error { return os.Mkdir(p, 0o755) },
+			"symlink": func(p string) error { return os.Symlink("file", p) },
+			"fifo":    func(p string) error { return unix.Mkfifo(p, 0o644) },
+		}
+		for name, mk := range makers {
+			p := d + "/" + name
+			if err := mk(p); err != nil {
+				t.Fatalf("make %s: %v", name, err)
+			}
+			var st unix.Stat_t
+			if err := unix.Lstat(p, &st); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.Chown(d, 0, group); err != nil {
-				t.Fatal(err)
+			if st.Gid != group {
+				t.Errorf("%s made in a setgid directory of group %d has group %d", name, group, st.Gid)
 			}
-			if err := os.Chmod(d, 0o2775|os.ModeSetgid); err != nil {
-				t.Fatal(err)
-			}
-			makers := map[string]func(string) error{
-				"file":    func(p string) error { return os.WriteFile(p, []byte("x"), 0o644) },
-				"dir":     func(p string) error { return os.Mkdir(p, 0o755) },
-				"symlink": func(p string) error { return os.Symlink("file", p) },
-				"fifo":    func(p string) error { return unix.Mkfifo(p, 0o644) },
-			}
-			for name, mk := range makers {
-				p := d + "/" + name
-				if err := mk(p); err != nil {
-					t.Fatalf("make %s: %v", name, err)
-				}
-				var st unix.Stat_t
-				if err := unix.Lstat(p, &st); err != nil {
-					t.Fatal(err)
-				}
-				if st.Gid != group {
-					t.Errorf("%s made in a setgid directory of group %d has group %d", name, group, st.Gid)
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 // Another user's new files (with --allow-other) are theirs: their uid,

@@ -31,19 +31,27 @@ func TestNewFilesKeepSetuidAndSetgid(t *testing.T) {
 			t.Fatalf("the disk itself made %s without its special bits (%o)", name, want[name])
 		}
 	}
-	for _, c := range []struct {
-		name string
-		o    fusefs.Options
-	}{{"cached", fusefs.Options{InPlace: true, Cached: true}}, {"passthrough", fusefs.Options{InPlace: true}}} {
-		t.Run(c.name, func(t *testing.T) {
-			m := mountWith(t, c.o)
-			for name, w := range want {
-				mode := uint32(0)
-				fmt.Sscanf(name, "f%o", &mode)
-				if got := createMode(t, m.path(name), mode); got != w {
-					t.Errorf("open(O_CREAT, %04o) through the mount made mode %04o, the disk itself %04o", mode, got, w)
-				}
+	inBothModels(t, fusefs.Options{}, func(t *testing.T, m *mounted) {
+		for name, w := range want {
+			mode := uint32(0)
+			fmt.Sscanf(name, "f%o", &mode)
+			if got := createMode(t, m.path(name), mode); got != w {
+				t.Errorf("open(O_CREAT, %04o) through the mount made mode %04o, the disk itself %04o", mode, got, w)
 			}
+		}
+	})
+}
+
+// inBothModels runs f on a fresh in-place mount with the options o in
+// each I/O model (the passthrough model makes files with CREATE, the
+// cached one with MKNOD).
+func inBothModels(t *testing.T, o fusefs.Options, f func(t *testing.T, m *mounted)) {
+	t.Helper()
+	for _, model := range []string{"cached", "passthrough"} {
+		t.Run(model, func(t *testing.T) {
+			o := o
+			o.InPlace, o.Cached = true, model == "cached"
+			f(t, mountWith(t, o))
 		})
 	}
 }
@@ -79,36 +87,30 @@ func TestAnotherUsersNewFilesKeepSetuidAndSetgid(t *testing.T) {
 	if out, ok := asNobody(t, native, create); !ok {
 		t.Fatalf("another user creating files natively: %s", out)
 	}
-	for _, c := range []struct {
-		name string
-		o    fusefs.Options
-	}{{"cached", fusefs.Options{InPlace: true, Cached: true, AllowOther: true}}, {"passthrough", fusefs.Options{InPlace: true, AllowOther: true}}} {
-		t.Run(c.name, func(t *testing.T) {
-			m := mountWith(t, c.o)
-			reachable(t, m.mnt)
-			if err := os.Mkdir(m.path("open"), 0o777); err != nil {
+	inBothModels(t, fusefs.Options{AllowOther: true}, func(t *testing.T, m *mounted) {
+		reachable(t, m.mnt)
+		if err := os.Mkdir(m.path("open"), 0o777); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(m.path("open"), 0o777)
+		if out, ok := asNobody(t, m.path("open"), create); !ok {
+			t.Fatalf("another user creating files through the mount: %s", out)
+		}
+		for _, mode := range specialModes {
+			name := fmt.Sprintf("f%o", mode)
+			var nst, mst unix.Stat_t
+			if err := unix.Lstat(filepath.Join(native, name), &nst); err != nil {
 				t.Fatal(err)
 			}
-			os.Chmod(m.path("open"), 0o777)
-			if out, ok := asNobody(t, m.path("open"), create); !ok {
-				t.Fatalf("another user creating files through the mount: %s", out)
+			if err := unix.Lstat(m.path("open/"+name), &mst); err != nil {
+				t.Fatal(err)
 			}
-			for _, mode := range specialModes {
-				name := fmt.Sprintf("f%o", mode)
-				var nst, mst unix.Stat_t
-				if err := unix.Lstat(filepath.Join(native, name), &nst); err != nil {
-					t.Fatal(err)
-				}
-				if err := unix.Lstat(m.path("open/"+name), &mst); err != nil {
-					t.Fatal(err)
-				}
-				if mst.Mode != nst.Mode || mst.Uid != nst.Uid || mst.Gid != nst.Gid {
-					t.Errorf("uid 65534's open(O_CREAT, %04o) through the mount: mode %06o, owner %d:%d; the disk itself: mode %06o, owner %d:%d",
-						mode, mst.Mode, mst.Uid, mst.Gid, nst.Mode, nst.Uid, nst.Gid)
-				}
+			if mst.Mode != nst.Mode || mst.Uid != nst.Uid || mst.Gid != nst.Gid {
+				t.Errorf("uid 65534's open(O_CREAT, %04o) through the mount: mode %06o, owner %d:%d; the disk itself: mode %06o, owner %d:%d",
+					mode, mst.Mode, mst.Uid, mst.Gid, nst.Mode, nst.Uid, nst.Gid)
 			}
-		})
-	}
+		}
+	})
 }
 
 // A sticky directory made in a setgid directory is sticky and setgid, as
@@ -137,15 +139,9 @@ func TestStickyDirectoryInASetgidDirectoryKeepsBoth(t *testing.T) {
 	if want&0o3000 != 0o3000 {
 		t.Fatalf("the disk itself made %04o", want)
 	}
-	for _, c := range []struct {
-		name string
-		o    fusefs.Options
-	}{{"cached", fusefs.Options{InPlace: true, Cached: true}}, {"passthrough", fusefs.Options{InPlace: true}}} {
-		t.Run(c.name, func(t *testing.T) {
-			m := mountWith(t, c.o)
-			if got := mkdirIn(m.mnt); got != want {
-				t.Errorf("mkdir(01777) in a setgid directory through the mount made %04o, the disk itself %04o", got, want)
-			}
-		})
-	}
+	inBothModels(t, fusefs.Options{}, func(t *testing.T, m *mounted) {
+		if got := mkdirIn(m.mnt); got != want {
+			t.Errorf("mkdir(01777) in a setgid directory through the mount made %04o, the disk itself %04o", got, want)
+		}
+	})
 }
