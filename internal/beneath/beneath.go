@@ -68,9 +68,9 @@ func Open(root int, rel string, flags int) (int, error) {
 }
 
 // Lstat describes rel itself beneath root, a symlink as a symlink. A name
-// in root itself costs one fstatat, a deeper one an O_PATH open of it
-// (one call, and no more, when rel does not exist: a file about to be
-// created), an fstat and a close.
+// in root itself costs one fstatat; a deeper one, on Linux, an O_PATH
+// open of it (one call, and no more, when rel does not exist: a file
+// about to be created), an fstat and a close.
 func Lstat(root int, rel string, st *unix.Stat_t) error {
 	if err := check(rel); err != nil {
 		return &os.PathError{Op: "lstat", Path: rel, Err: unix.EINVAL}
@@ -78,12 +78,7 @@ func Lstat(root int, rel string, st *unix.Stat_t) error {
 	if !strings.Contains(rel, "/") {
 		return unix.Fstatat(root, rel, st, unix.AT_SYMLINK_NOFOLLOW)
 	}
-	fd, err := open(root, rel, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(fd)
-	return unix.Fstat(fd, st)
+	return lstatDeep(root, rel, st)
 }
 
 // Parent opens the directory that holds rel, as a place to resolve names

@@ -38,3 +38,14 @@ func open(root int, rel string, flags int) (int, error) {
 		return -1, &os.PathError{Op: "open", Path: rel, Err: err}
 	}
 }
+
+// lstatDeep is Lstat of a path below root's own names: the path itself
+// opened with O_PATH (the link itself, when it is one).
+func lstatDeep(root int, rel string, st *unix.Stat_t) error {
+	fd, err := open(root, rel, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return unix.Fstat(fd, st)
+}

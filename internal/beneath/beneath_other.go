@@ -8,3 +8,14 @@ import "golang.org/x/sys/unix"
 const DirFlags = unix.O_RDONLY | unix.O_DIRECTORY
 
 func open(root int, rel string, flags int) (int, error) { return walk(root, rel, flags) }
+
+// lstatDeep is Lstat of a path below root's own names: an fstatat from
+// its directory (there is no O_PATH here).
+func lstatDeep(root int, rel string, st *unix.Stat_t) error {
+	pfd, base, err := Parent(root, rel)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(pfd)
+	return unix.Fstatat(pfd, base, st, unix.AT_SYMLINK_NOFOLLOW)
+}
