@@ -11,8 +11,7 @@ import (
 // A file, directory, symbolic link or special file made through the mount
 // in a setgid directory takes that directory's group, as it does on the
 // disk itself; the daemon, running as root, must not hand it the group of
-// the process that made it instead. In both I/O models (the passthrough
-// model makes files with CREATE, the cached one with MKNOD).
+// the process that made it instead. In both I/O models.
 func TestNewNodesInASetgidDirectoryTakeItsGroup(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: the daemon chowns new nodes only as root")

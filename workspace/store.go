@@ -166,7 +166,7 @@ type damagedMetaError struct {
 func (e *damagedMetaError) Error() string {
 	fix := "write into it the directory this store serves"
 	if e.root != "" {
-		fix = fmt.Sprintf(`if this store serves %s, write {"version": 1, "root": %q} into it`, e.root, e.root)
+		fix = fmt.Sprintf(`if this store serves %s, write {"version": %d, "root": %q} into it`, e.root, MetaVersion, e.root)
 	}
 	return fmt.Sprintf("%s is damaged (%v): it says which directory the store serves; %s (ckfs mount writes it again by itself only for the store a directory gets by default, under CKFS_HOME)", e.path, e.err, fix)
 }
