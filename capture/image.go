@@ -90,7 +90,7 @@ func (r *Recorder) fileImage(rel string, s *unix.Stat_t, st index.State, to sink
 		return st, "", err
 	}
 	defer f.Close()
-	attrs, err := xattr.Read(f)
+	attrs, err := xattr.Read(f.Fd())
 	if err != nil {
 		return st, "", fmt.Errorf("read extended attributes of %s: %w", rel, err)
 	}

@@ -3,6 +3,7 @@ package capture
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -17,7 +18,7 @@ type Source interface {
 	Lstat(rel string, st *unix.Stat_t) error
 	// Open opens a regular file for reading without following a final
 	// symlink.
-	Open(rel string) (*os.File, error)
+	Open(rel string) (*File, error)
 	Readlink(rel string) (string, error)
 	// ReadDir lists the names in a directory.
 	ReadDir(rel string) ([]string, error)
@@ -81,7 +82,7 @@ func (d *DirSource) LstatEach(rels []string, fn func(i int, st *unix.Stat_t, err
 	}
 }
 
-func (d *DirSource) Open(rel string) (*os.File, error) {
+func (d *DirSource) Open(rel string) (*File, error) {
 	// O_NOATIME: taking an image must not change what it images. It is
 	// refused (EPERM) on files the daemon does not own unless it is root.
 	flags := unix.O_RDONLY | unix.O_NONBLOCK
@@ -92,7 +93,7 @@ func (d *DirSource) Open(rel string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return os.NewFile(uintptr(fd), rel), nil
+	return &File{fd: fd}, nil
 }
 
 func (d *DirSource) Readlink(rel string) (string, error) {
@@ -118,7 +119,31 @@ func (d *DirSource) XAttrs(rel string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := os.NewFile(uintptr(fd), rel)
-	defer f.Close()
-	return xattr.Read(f)
+	defer unix.Close(fd)
+	return xattr.Read(fd)
 }
+
+// File is a file Open opened, read with plain system calls: an os.File
+// would cost two more per image (Go asks for the descriptor's flags and
+// tries to register it with its poller, which refuses a regular file).
+type File struct{ fd int }
+
+func (f *File) Read(p []byte) (int, error) {
+	for {
+		n, err := unix.Read(f.fd, p)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return 0, err
+		case n == 0 && len(p) > 0:
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+}
+
+// Fd is the open descriptor, owned by f.
+func (f *File) Fd() int { return f.fd }
+
+func (f *File) Close() error { return unix.Close(f.fd) }

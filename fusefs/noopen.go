@@ -84,10 +84,30 @@ func (r *noOpen) Write(cancel <-chan struct{}, in *fuse.WriteIn, data []byte) (u
 }
 
 // pinned is a node's backing file kept open once no path may lead to it.
+// Every unlink of a file the kernel knows pins it, and few pinned files are
+// ever used again: the handle the loopback's Getattr and Setattr take is
+// made on first use (an os.File costs a system call and a finalizer).
 type pinned struct {
-	f  *os.File         // the pinned file
-	lf *fs.LoopbackFile // f as a handle (for Getattr and Setattr)
-	fd int              // f's descriptor
+	fd   int // the pinned descriptor
+	once sync.Once
+	lf   *fs.LoopbackFile // fd as a handle, once asked for
+}
+
+// handle returns the pinned file as a loopback handle, which then owns fd.
+func (p *pinned) handle() *fs.LoopbackFile {
+	p.once.Do(func() { p.lf = fs.NewLoopbackFileFromOS(os.NewFile(uintptr(p.fd), "pinned")) })
+	return p.lf
+}
+
+// close closes the pinned file; nothing may use it after.
+func (p *pinned) close() {
+	made := false
+	p.once.Do(func() { made = true }) // no handle can be made from here on
+	if made {
+		unix.Close(p.fd)
+		return
+	}
+	p.lf.Release(context.Background())
 }
 
 // pins are the pinned files, by node. They live beside the nodes, not in
@@ -145,7 +165,7 @@ func (n *node) pinnedFd() int {
 func (n *node) OnForget() {
 	n.fsys.journal.add('F', n.fsys.nodeID(n.EmbeddedInode()), 0, 0, 0, "")
 	if p := n.fsys.pins.drop(n); p != nil {
-		p.f.Close()
+		p.close()
 	}
 	n.fsys.wfds.forget(n)
 }
@@ -190,9 +210,8 @@ func (n *node) pinChild(name string) {
 		unix.Close(fd) // not the node's file (replaced behind the mount)
 		return
 	}
-	f := os.NewFile(uintptr(fd), "pinned")
-	if !c.fsys.pins.add(c, &pinned{f: f, lf: fs.NewLoopbackFileFromOS(f), fd: fd}) {
-		f.Close() // pinned meanwhile by a racing unlink or rename
+	if !c.fsys.pins.add(c, &pinned{fd: fd}) {
+		unix.Close(fd) // pinned meanwhile by a racing unlink or rename
 	}
 }
 
@@ -351,7 +370,9 @@ func (n *node) Allocate(ctx context.Context, f fs.FileHandle, off, size uint64, 
 // Setattr take, or nil. It is never released: the pin owns it.
 func (n *node) pinnedFile() fs.FileHandle {
 	if p := n.fsys.pins.of(n); p != nil {
-		return p.lf
+		if lf := p.handle(); lf != nil { // nil once closed
+			return lf
+		}
 	}
 	return nil
 }

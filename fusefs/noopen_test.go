@@ -2,9 +2,11 @@ package fusefs_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"testing"
+	"time"
 
 	"github.com/ckfs-dev/ckfs/fusefs"
 	"github.com/ckfs-dev/ckfs/index"
@@ -343,4 +345,43 @@ func TestKeptWriteDescriptorFollowsAReplacement(t *testing.T) {
 	if got := string(buf[:k]); got != "TWOxx" {
 		t.Errorf("the file at the name after a write through the mount: %q, want %q", got, "TWOxx")
 	}
+}
+
+// Every unlink of a file the kernel knows pins it (a process may hold it
+// open), and the pin is closed when the kernel forgets the node: deleting
+// files leaves the daemon no descriptor of them.
+func TestPinsAreClosedWhenForgotten(t *testing.T) {
+	m, _ := cachedMount(t)
+	const n = 200
+	for i := range n {
+		if err := os.WriteFile(m.path(fmt.Sprintf("f%d", i)), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := openFds(t)
+	for i := range n {
+		if err := os.Remove(m.path(fmt.Sprintf("f%d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The kernel forgets an unlinked node once nothing uses it; its
+	// FORGET comes after the unlink's reply.
+	deadline := time.Now().Add(20 * time.Second)
+	for openFds(t) > base && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := openFds(t); got > base {
+		t.Errorf("%d descriptors open after deleting %d files, %d before", got, n, base)
+	}
+}
+
+// openFds counts this process's open descriptors (the mount's daemon is
+// this process).
+func openFds(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ents)
 }

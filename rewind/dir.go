@@ -146,7 +146,7 @@ func (d *Dir) hashFile(pfd int, base string) (cas.Hash, int64, map[string][]byte
 		return "", 0, nil, err
 	}
 	defer f.Close()
-	attrs, err := xattr.Read(f)
+	attrs, err := xattr.Read(int(f.Fd()))
 	if err != nil {
 		return "", 0, nil, err
 	}

@@ -34,7 +34,7 @@ func (d *Dir) xattrsAt(pfd int, base string, dir bool) (map[string][]byte, error
 	}
 	f := os.NewFile(uintptr(fd), base)
 	defer f.Close()
-	return xattr.Read(f)
+	return xattr.Read(int(f.Fd()))
 }
 
 // XAttrs returns the recorded extended attributes of the file or

@@ -14,8 +14,7 @@ import (
 // Read returns the recorded extended attributes of an open file or
 // directory (index.XAttrCaptured). One flistxattr answers the common case,
 // a file with none.
-func Read(f *os.File) (map[string][]byte, error) {
-	fd := int(f.Fd())
+func Read(fd int) (map[string][]byte, error) {
 	names, err := listXAttrs(fd)
 	if err != nil || len(names) == 0 {
 		return nil, err
@@ -83,7 +82,7 @@ func getXAttr(fd int, name string) ([]byte, error) {
 // left alone.
 func Apply(f *os.File, want map[string][]byte) error {
 	fd := int(f.Fd())
-	have, err := Read(f)
+	have, err := Read(fd)
 	if err != nil {
 		return err
 	}
