@@ -171,7 +171,7 @@ func syncEach(paths []string) error {
 		}
 	}()
 	for _, p := range paths {
-		f, err := os.Open(p)
+		f, err := openRead(p)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // collected since: nothing left to make durable
 		}

@@ -184,7 +184,7 @@ func (l *Local) rescanPacks(force bool) bool {
 
 // readPack reads the index of the pack at path.
 func readPack(path string) (*packFile, error) {
-	f, err := os.Open(path)
+	f, err := openRead(path)
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +248,7 @@ func (l *Local) openPacked(h Hash) (*os.File, io.Reader, int64, error) {
 	if !ok {
 		return nil, nil, 0, fmt.Errorf("object %s: %w", h, ErrNotFound)
 	}
-	f, err := os.Open(r.p.path)
+	f, err := openRead(r.p.path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			l.packs.mu.Lock()
@@ -287,7 +287,7 @@ func (l *Local) walkPacked(fn func(Info) error) error {
 }
 
 func (l *Local) walkPack(p *packFile, fn func(Info) error) error {
-	f, err := os.Open(p.path)
+	f, err := openRead(p.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // unpacked since: its objects are object files now
 	}
@@ -331,7 +331,7 @@ func (l *Local) Raw(h Hash) ([]byte, error) {
 // the pack. A packed copy that does not verify is not written out: it
 // was lost already. exploded collects the objects written out.
 func (l *Local) unpack(r packRef, drop map[Hash]bool, exploded map[Hash]bool) error {
-	f, err := os.Open(r.p.path)
+	f, err := openRead(r.p.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		l.packs.mu.Lock()
 		l.packs.dropLocked(r.p.path)
@@ -415,7 +415,7 @@ func (l *Local) Evict(h Hash, dst string) error {
 	if !ok {
 		return fmt.Errorf("object %s: %w", h, ErrNotFound)
 	}
-	f, err := os.Open(r.p.path)
+	f, err := openRead(r.p.path)
 	if err != nil {
 		return err
 	}
@@ -440,7 +440,7 @@ func PackedObjects(dir string) int {
 		if !strings.HasSuffix(e.Name(), ".pack") {
 			continue
 		}
-		f, err := os.Open(filepath.Join(dir, "packs", e.Name()))
+		f, err := openRead(filepath.Join(dir, "packs", e.Name()))
 		if err != nil {
 			continue
 		}
