@@ -17,6 +17,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/zeebo/blake3"
+	"golang.org/x/sys/unix"
 )
 
 // Options tune a Local store. The zero value is the production setting.
@@ -264,7 +265,7 @@ func (l *Local) wrapWriter(f io.Writer) io.Writer {
 func (l *Local) createTemp() (*os.File, string, error) {
 	n := l.tmpSeq.Add(1)
 	tmp := filepath.Join(l.dir, "tmp", fmt.Sprintf("obj-%s-%d", l.tmpPrefix, n))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, objectMode)
+	f, err := openPlain(tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, objectMode)
 	if err != nil {
 		return nil, "", fmt.Errorf("store object: create temp file: %w", err)
 	}

@@ -15,12 +15,16 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// openRead opens the file at path for reading. os.Open would try to
-// register it with Go's poller, which refuses a regular file, and set its
-// mode twice on the way: four system calls more for every object read.
-func openRead(path string) (*os.File, error) {
+// openRead opens the file at path for reading.
+func openRead(path string) (*os.File, error) { return openPlain(path, unix.O_RDONLY, 0) }
+
+// openPlain is os.OpenFile for a regular file. os.OpenFile would try to
+// register the file with Go's poller, which refuses a regular file, and
+// set its mode twice on the way: four system calls more for every object
+// read or written.
+func openPlain(path string, flags int, perm uint32) (*os.File, error) {
 	for {
-		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		fd, err := unix.Open(path, flags|unix.O_CLOEXEC, perm)
 		if err == unix.EINTR {
 			continue
 		}
